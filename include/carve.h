@@ -1,0 +1,318 @@
+/*
+ * carve.h: public API of libcarve, a compiler that lowers ONNX models onto an
+ * NPU with CPU fallback.
+ *
+ * Handles are opaque. Nodes, values and graphs are addressed by integer ids
+ * (carve_node_id, carve_value_id, carve_graph_id) that stay valid while the
+ * model grows. Every failing call returns a carve_status and leaves a message
+ * on the context, read with carve_errmsg(). The library never calls exit().
+ */
+#ifndef CARVE_H
+#define CARVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CARVE_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum carve_status {
+    CARVE_OK = 0,
+    CARVE_ERR_IO,          /* a file could not be read or written */
+    CARVE_ERR_PARSE,       /* the bytes are not a well-formed ONNX model */
+    CARVE_ERR_INVALID,     /* the model is well-formed but breaks a rule */
+    CARVE_ERR_UNSUPPORTED, /* valid, but carve does not handle it */
+    CARVE_ERR_NOMEM,       /* an allocation failed or a limit was hit */
+    CARVE_ERR_ARG          /* the caller passed a bad argument */
+} carve_status;
+
+/* A context owns the last error message and the allocator settings. One
+ * context per thread. */
+typedef struct carve_ctx carve_ctx;
+
+carve_ctx *carve_ctx_new(void);
+void carve_ctx_free(carve_ctx *ctx);
+/* Text of the last error on ctx ("" when none). Valid until the next call
+ * that fails on the same context. */
+const char *carve_errmsg(const carve_ctx *ctx);
+/* Status of the last failing call on ctx. */
+carve_status carve_errcode(const carve_ctx *ctx);
+const char *carve_status_name(carve_status s);
+
+/* Every allocation of libcarve goes through these hooks. Passing NULLs
+ * restores malloc/realloc/free. Meant for tests that inject failures and for
+ * embedders with their own heap; set it before creating any context. */
+typedef struct carve_allocator {
+    void *(*alloc)(size_t size, void *user);
+    void *(*realloc)(void *ptr, size_t size, void *user);
+    void (*free)(void *ptr, void *user);
+    void *user;
+} carve_allocator;
+void carve_set_allocator(const carve_allocator *a);
+
+/* ---------------------------------------------------------------- types */
+
+/* Element types; the numbers are ONNX's TensorProto.DataType. */
+typedef enum carve_dtype {
+    CARVE_UNDEFINED = 0,
+    CARVE_FLOAT = 1,
+    CARVE_UINT8 = 2,
+    CARVE_INT8 = 3,
+    CARVE_UINT16 = 4,
+    CARVE_INT16 = 5,
+    CARVE_INT32 = 6,
+    CARVE_INT64 = 7,
+    CARVE_STRING = 8,
+    CARVE_BOOL = 9,
+    CARVE_FLOAT16 = 10,
+    CARVE_DOUBLE = 11,
+    CARVE_UINT32 = 12,
+    CARVE_UINT64 = 13,
+    CARVE_COMPLEX64 = 14,
+    CARVE_COMPLEX128 = 15,
+    CARVE_BFLOAT16 = 16,
+    CARVE_FLOAT8E4M3FN = 17,
+    CARVE_FLOAT8E4M3FNUZ = 18,
+    CARVE_FLOAT8E5M2 = 19,
+    CARVE_FLOAT8E5M2FNUZ = 20,
+    CARVE_UINT4 = 21,
+    CARVE_INT4 = 22,
+    CARVE_FLOAT4E2M1 = 23,
+    CARVE_DTYPE_COUNT
+} carve_dtype;
+
+/* "float32", "int4", ...; "dtype(N)" style names are never returned: an
+ * unknown number gives "unknown". */
+const char *carve_dtype_name(carve_dtype t);
+/* Bits per element (4 for int4/uint4/float4, 0 for string/undefined). */
+int carve_dtype_bits(carve_dtype t);
+
+#define CARVE_MAX_RANK 16
+
+/* One dimension: a known size (value >= 0, param NULL), a symbolic one
+ * (param set, value -1) or an unknown one (value -1, param NULL). */
+typedef struct carve_dim {
+    int64_t value;
+    const char *param;
+} carve_dim;
+
+/* What a value holds. Tensors are modelled (dtype and shape); other ONNX
+ * types (sequence, map, optional, sparse tensor) are kept opaque. */
+typedef enum carve_type_kind {
+    CARVE_TYPE_UNKNOWN = 0, /* no type information */
+    CARVE_TYPE_TENSOR,
+    CARVE_TYPE_OTHER
+} carve_type_kind;
+
+typedef uint32_t carve_node_id;
+typedef uint32_t carve_value_id;
+typedef uint32_t carve_graph_id;
+#define CARVE_NONE UINT32_MAX /* an omitted optional input, or "no such id" */
+
+/* ---------------------------------------------------------------- model */
+
+typedef struct carve_model carve_model;
+
+typedef struct carve_load_opts {
+    /* Folder that external-data locations are relative to. Required for
+     * carve_model_load_memory() when the model has external data; for
+     * carve_model_load_file() it defaults to the model's folder. */
+    const char *base_dir;
+} carve_load_opts;
+
+/* Loads an ONNX model: nodes are sorted topologically (stably), node names
+ * made unique, external data memory-mapped. *out is NULL on failure. */
+carve_status carve_model_load_file(carve_ctx *ctx, const char *path,
+                                   const carve_load_opts *opts, carve_model **out);
+carve_status carve_model_load_memory(carve_ctx *ctx, const void *data, size_t size,
+                                     const carve_load_opts *opts, carve_model **out);
+
+typedef struct carve_save_opts {
+    /* When set, tensors of at least external_min_bytes bytes are written to
+     * this file (a plain name, placed beside the model) instead of inline. */
+    const char *external_data_name;
+    size_t external_min_bytes; /* 0 means 1024 */
+} carve_save_opts;
+
+/* Serializes to ONNX. Identical models give identical bytes. *out is
+ * allocated with the carve allocator; release it with carve_free(). */
+carve_status carve_model_save_memory(carve_model *m, void **out, size_t *size);
+/* Writes atomically (temporary file, then rename); refuses to overwrite the
+ * file the model was loaded from. */
+carve_status carve_model_save_file(carve_model *m, const char *path,
+                                   const carve_save_opts *opts);
+void carve_free(void *p);
+
+/* An empty model (ir_version 8 unless changed) with an empty main graph. */
+carve_model *carve_model_new(carve_ctx *ctx);
+void carve_model_free(carve_model *m);
+carve_ctx *carve_model_ctx(const carve_model *m);
+
+int64_t carve_model_ir_version(const carve_model *m);
+void carve_model_set_ir_version(carve_model *m, int64_t v);
+/* Sets (or adds) the opset of a domain ("" is the default ONNX domain). */
+carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t version);
+/* Opset version of a domain, 0 when not imported. */
+int64_t carve_model_opset(const carve_model *m, const char *domain);
+size_t carve_model_opset_count(const carve_model *m);
+void carve_model_opset_at(const carve_model *m, size_t i, const char **domain, int64_t *version);
+carve_status carve_model_set_producer(carve_model *m, const char *name, const char *version);
+carve_status carve_model_set_metadata(carve_model *m, const char *key, const char *value);
+size_t carve_model_metadata_count(const carve_model *m);
+void carve_model_metadata_at(const carve_model *m, size_t i, const char **key, const char **value);
+carve_status carve_model_set_doc(carve_model *m, const char *doc);
+
+/* The main graph; subgraphs hang off node attributes. */
+carve_graph_id carve_model_main_graph(const carve_model *m);
+
+/* Checks the rules every pass relies on; the first problem is reported with
+ * the node's name, op and the field. */
+carve_status carve_model_verify(carve_model *m);
+
+/* A readable, deterministic text form of the whole model (golden tests read
+ * it). Returned string is allocated; release with carve_free(). */
+char *carve_model_dump(const carve_model *m);
+
+/* ---------------------------------------------------------------- graphs */
+
+size_t carve_model_graph_count(const carve_model *m);
+/* CARVE_NONE for the main graph. */
+carve_graph_id carve_graph_parent(const carve_model *m, carve_graph_id g);
+carve_node_id carve_graph_owner(const carve_model *m, carve_graph_id g);
+const char *carve_graph_name(const carve_model *m, carve_graph_id g);
+size_t carve_graph_input_count(const carve_model *m, carve_graph_id g);
+carve_value_id carve_graph_input(const carve_model *m, carve_graph_id g, size_t i);
+size_t carve_graph_output_count(const carve_model *m, carve_graph_id g);
+carve_value_id carve_graph_output(const carve_model *m, carve_graph_id g, size_t i);
+size_t carve_graph_initializer_count(const carve_model *m, carve_graph_id g);
+carve_value_id carve_graph_initializer(const carve_model *m, carve_graph_id g, size_t i);
+/* Nodes in topological order. */
+size_t carve_graph_node_count(const carve_model *m, carve_graph_id g);
+carve_node_id carve_graph_node(const carve_model *m, carve_graph_id g, size_t i);
+
+/* Creates an empty graph meant to become a GRAPH attribute of a node of
+ * `parent`; its nodes may read values of `parent` and its ancestors. */
+carve_graph_id carve_graph_new_subgraph(carve_model *m, carve_graph_id parent, const char *name);
+
+/* Adds a graph input. dims may be NULL when rank < 0 (rank unknown). */
+carve_value_id carve_graph_add_input(carve_model *m, carve_graph_id g, const char *name,
+                                     carve_dtype dtype, int rank, const carve_dim *dims);
+/* Adds an initializer; data holds the raw little-endian bytes (int4/uint4
+ * packed two per byte, low nibble first); nbytes must match the shape. For
+ * CARVE_STRING use carve_graph_add_string_initializer(). */
+carve_value_id carve_graph_add_initializer(carve_model *m, carve_graph_id g, const char *name,
+                                           carve_dtype dtype, int rank, const int64_t *dims,
+                                           const void *data, size_t nbytes);
+carve_status carve_graph_add_output(carve_model *m, carve_graph_id g, carve_value_id v);
+
+/* Adds a node whose outputs are new values named out_names[i] (NULL or ""
+ * for an omitted optional output). name may be NULL: the node is then named
+ * from its op type and first output. inputs may hold CARVE_NONE for omitted
+ * optional inputs. Returns CARVE_NONE on error (message on the context). */
+carve_node_id carve_graph_add_node(carve_model *m, carve_graph_id g, const char *op_type,
+                                   const char *domain, const char *name,
+                                   size_t n_in, const carve_value_id *inputs,
+                                   size_t n_out, const char *const *out_names);
+
+/* ---------------------------------------------------------------- nodes */
+
+const char *carve_node_name(const carve_model *m, carve_node_id n);
+const char *carve_node_op(const carve_model *m, carve_node_id n);
+const char *carve_node_domain(const carve_model *m, carve_node_id n);
+carve_graph_id carve_node_graph(const carve_model *m, carve_node_id n);
+size_t carve_node_input_count(const carve_model *m, carve_node_id n);
+carve_value_id carve_node_input(const carve_model *m, carve_node_id n, size_t i);
+size_t carve_node_output_count(const carve_model *m, carve_node_id n);
+carve_value_id carve_node_output(const carve_model *m, carve_node_id n, size_t i);
+/* Looks a node up by its carve name (model-wide); CARVE_NONE if absent. */
+carve_node_id carve_model_find_node(const carve_model *m, const char *name);
+
+/* Attribute kinds; the numbers are ONNX's AttributeProto.AttributeType. */
+typedef enum carve_attr_kind {
+    CARVE_ATTR_UNDEFINED = 0,
+    CARVE_ATTR_FLOAT = 1,
+    CARVE_ATTR_INT = 2,
+    CARVE_ATTR_STRING = 3,
+    CARVE_ATTR_TENSOR = 4,
+    CARVE_ATTR_GRAPH = 5,
+    CARVE_ATTR_FLOATS = 6,
+    CARVE_ATTR_INTS = 7,
+    CARVE_ATTR_STRINGS = 8,
+    CARVE_ATTR_TENSORS = 9,
+    CARVE_ATTR_GRAPHS = 10,
+    CARVE_ATTR_SPARSE_TENSOR = 11,
+    CARVE_ATTR_SPARSE_TENSORS = 12,
+    CARVE_ATTR_TYPE_PROTO = 13,
+    CARVE_ATTR_TYPE_PROTOS = 14
+} carve_attr_kind;
+
+/* Setters replace an attribute of the same name. */
+carve_status carve_node_set_attr_int(carve_model *m, carve_node_id n, const char *name, int64_t v);
+carve_status carve_node_set_attr_float(carve_model *m, carve_node_id n, const char *name, float v);
+carve_status carve_node_set_attr_string(carve_model *m, carve_node_id n, const char *name,
+                                        const char *s);
+carve_status carve_node_set_attr_ints(carve_model *m, carve_node_id n, const char *name,
+                                      size_t count, const int64_t *v);
+carve_status carve_node_set_attr_floats(carve_model *m, carve_node_id n, const char *name,
+                                        size_t count, const float *v);
+carve_status carve_node_set_attr_strings(carve_model *m, carve_node_id n, const char *name,
+                                         size_t count, const char *const *v);
+/* A tensor attribute (Constant's `value`, ConstantOfShape's `value`...). */
+carve_status carve_node_set_attr_tensor(carve_model *m, carve_node_id n, const char *name,
+                                        carve_dtype dtype, int rank, const int64_t *dims,
+                                        const void *data, size_t nbytes);
+/* Hands graph g (made by carve_graph_new_subgraph on this node's graph) to
+ * the node as a GRAPH attribute; GRAPHS takes several. */
+carve_status carve_node_set_attr_graph(carve_model *m, carve_node_id n, const char *name,
+                                       carve_graph_id g);
+carve_status carve_node_set_attr_graphs(carve_model *m, carve_node_id n, const char *name,
+                                        size_t count, const carve_graph_id *gs);
+
+/* Reads an attribute; false when absent or of another kind. */
+bool carve_node_attr_int(const carve_model *m, carve_node_id n, const char *name, int64_t *v);
+bool carve_node_attr_float(const carve_model *m, carve_node_id n, const char *name, float *v);
+/* The string attribute (bytes, may hold NUL); *len receives its length. */
+const char *carve_node_attr_string(const carve_model *m, carve_node_id n, const char *name,
+                                   size_t *len);
+size_t carve_node_attr_count(const carve_model *m, carve_node_id n);
+const char *carve_node_attr_name(const carve_model *m, carve_node_id n, size_t i);
+carve_attr_kind carve_node_attr_kind(const carve_model *m, carve_node_id n, size_t i);
+
+/* ---------------------------------------------------------------- values */
+
+/* Where a value comes from. Later passes depend on this distinction. */
+typedef enum carve_value_kind {
+    CARVE_VALUE_INPUT = 1, /* a graph input: only known at run time */
+    CARVE_VALUE_CONST,     /* an initializer or a Constant node's output */
+    CARVE_VALUE_NODE,      /* the output of any other node */
+    CARVE_VALUE_UNDEFINED  /* nothing defines it (the verifier rejects it) */
+} carve_value_kind;
+
+const char *carve_value_name(const carve_model *m, carve_value_id v);
+carve_value_kind carve_value_kind_of(const carve_model *m, carve_value_id v);
+carve_graph_id carve_value_graph(const carve_model *m, carve_value_id v);
+/* The node producing v, CARVE_NONE for inputs and initializers. */
+carve_node_id carve_value_producer(const carve_model *m, carve_value_id v);
+carve_type_kind carve_value_type_kind(const carve_model *m, carve_value_id v);
+carve_dtype carve_value_dtype(const carve_model *m, carve_value_id v);
+/* Rank, or -1 when the shape is unknown. */
+int carve_value_rank(const carve_model *m, carve_value_id v);
+carve_dim carve_value_dim(const carve_model *m, carve_value_id v, int axis);
+/* Sets a value's type (e.g. of a node output, for value_info). */
+carve_status carve_value_set_type(carve_model *m, carve_value_id v, carve_dtype dtype, int rank,
+                                  const carve_dim *dims);
+/* Looks a value up by name in graph g and, failing that, its ancestors. */
+carve_value_id carve_graph_find_value(const carve_model *m, carve_graph_id g, const char *name);
+/* Initializer data (raw bytes) of a value, NULL when not an initializer. */
+const void *carve_value_data(const carve_model *m, carve_value_id v, size_t *nbytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CARVE_H */

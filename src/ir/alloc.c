@@ -1,0 +1,202 @@
+/* alloc.c: the one allocator hook, the arena, id arrays and text buffers. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *default_alloc(size_t n, void *u) { (void)u; return malloc(n); }
+static void *default_realloc(void *p, size_t n, void *u) { (void)u; return realloc(p, n); }
+static void default_free(void *p, void *u) { (void)u; free(p); }
+
+static carve_allocator g_alloc = {default_alloc, default_realloc, default_free, NULL};
+
+void carve_set_allocator(const carve_allocator *a)
+{
+    if (a && a->alloc && a->realloc && a->free)
+        g_alloc = *a;
+    else
+        g_alloc = (carve_allocator){default_alloc, default_realloc, default_free, NULL};
+}
+
+void *cv_malloc(size_t n) { return g_alloc.alloc(n ? n : 1, g_alloc.user); }
+void *cv_realloc(void *p, size_t n) { return g_alloc.realloc(p, n ? n : 1, g_alloc.user); }
+void cv_free(void *p)
+{
+    if (p)
+        g_alloc.free(p, g_alloc.user);
+}
+void carve_free(void *p) { cv_free(p); }
+
+/* ---------------------------------------------------------------- arena */
+
+struct cv_arena_chunk {
+    cv_arena_chunk *next;
+    size_t cap;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_CHUNK (64 * 1024)
+
+void *cv_arena_alloc(cv_arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (n == 0)
+        n = 16;
+    if (!a->head || a->cap - a->used < n) {
+        size_t cap = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
+        cv_arena_chunk *c = cv_malloc(sizeof *c + cap);
+        if (!c) {
+            a->failed = true;
+            return NULL;
+        }
+        c->cap = cap;
+        if (a->head && n > ARENA_CHUNK / 4) {
+            /* A big block gets its own chunk behind the current one, so the
+             * current chunk's free space is not wasted. */
+            c->next = a->head->next;
+            a->head->next = c;
+            memset(c->data, 0, n);
+            return c->data;
+        }
+        c->next = a->head;
+        a->head = c;
+        a->cap = cap;
+        a->used = 0;
+    }
+    void *p = a->head->data + a->used;
+    a->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+void *cv_arena_memdup(cv_arena *a, const void *p, size_t n)
+{
+    void *q = cv_arena_alloc(a, n);
+    if (q && n)
+        memcpy(q, p, n);
+    return q;
+}
+
+char *cv_arena_strndup(cv_arena *a, const char *s, size_t n)
+{
+    char *q = cv_arena_alloc(a, n + 1);
+    if (q) {
+        if (n)
+            memcpy(q, s, n);
+        q[n] = 0;
+    }
+    return q;
+}
+
+char *cv_arena_strdup(cv_arena *a, const char *s)
+{
+    return s ? cv_arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+char *cv_arena_printf(cv_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *q = cv_arena_alloc(a, (size_t)n + 1);
+    if (!q)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(q, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return q;
+}
+
+void cv_arena_free(cv_arena *a)
+{
+    cv_arena_chunk *c = a->head;
+    while (c) {
+        cv_arena_chunk *next = c->next;
+        cv_free(c);
+        c = next;
+    }
+    memset(a, 0, sizeof *a);
+}
+
+/* ---------------------------------------------------------------- ids */
+
+bool cv_ids_push(cv_ids *a, uint32_t x)
+{
+    if (a->n == a->cap) {
+        uint32_t cap = a->cap ? a->cap * 2 : 8;
+        uint32_t *v = cv_realloc(a->v, (size_t)cap * sizeof *v);
+        if (!v)
+            return false;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = x;
+    return true;
+}
+
+void cv_ids_free(cv_ids *a)
+{
+    cv_free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---------------------------------------------------------------- buf */
+
+void cv_buf_put(cv_buf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *q = cv_realloc(b->s, cap);
+        if (!q) {
+            b->failed = true;
+            return;
+        }
+        b->s = q;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = 0;
+}
+
+void cv_buf_puts(cv_buf *b, const char *s) { cv_buf_put(b, s, strlen(s)); }
+
+void cv_buf_printf(cv_buf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        cv_buf_put(b, small, (size_t)n);
+        return;
+    }
+    char *big = cv_malloc((size_t)n + 1);
+    if (!big) {
+        b->failed = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    cv_buf_put(b, big, (size_t)n);
+    cv_free(big);
+}
+
+void cv_buf_free(cv_buf *b)
+{
+    cv_free(b->s);
+    memset(b, 0, sizeof *b);
+}

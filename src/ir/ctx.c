@@ -1,0 +1,49 @@
+/* ctx.c: contexts and error messages. */
+#include "ir.h"
+
+#include <string.h>
+
+carve_ctx *carve_ctx_new(void)
+{
+    carve_ctx *c = cv_malloc(sizeof *c);
+    if (c)
+        memset(c, 0, sizeof *c);
+    return c;
+}
+
+void carve_ctx_free(carve_ctx *ctx) { cv_free(ctx); }
+
+const char *carve_errmsg(const carve_ctx *ctx) { return ctx ? ctx->msg : "no context"; }
+carve_status carve_errcode(const carve_ctx *ctx) { return ctx ? ctx->code : CARVE_ERR_ARG; }
+
+const char *carve_status_name(carve_status s)
+{
+    switch (s) {
+    case CARVE_OK: return "ok";
+    case CARVE_ERR_IO: return "io error";
+    case CARVE_ERR_PARSE: return "parse error";
+    case CARVE_ERR_INVALID: return "invalid model";
+    case CARVE_ERR_UNSUPPORTED: return "unsupported";
+    case CARVE_ERR_NOMEM: return "out of memory";
+    case CARVE_ERR_ARG: return "bad argument";
+    }
+    return "unknown status";
+}
+
+carve_status cv_verror(carve_ctx *ctx, carve_status code, const char *fmt, va_list ap)
+{
+    if (ctx) {
+        ctx->code = code;
+        vsnprintf(ctx->msg, sizeof ctx->msg, fmt, ap);
+    }
+    return code;
+}
+
+carve_status cv_error(carve_ctx *ctx, carve_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cv_verror(ctx, code, fmt, ap);
+    va_end(ap);
+    return code;
+}

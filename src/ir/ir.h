@@ -1,0 +1,269 @@
+/*
+ * ir.h: carve's internal IR. One section per file of src/ir/.
+ *
+ * A model owns three growing arrays: graphs, nodes and values. Everything
+ * refers to everything else by index into those arrays (ids), so growing an
+ * array never leaves a dangling pointer. Strings, tensors and small fixed
+ * arrays live in the model's arena and die with it.
+ */
+#ifndef CARVE_IR_H
+#define CARVE_IR_H
+
+#include "carve.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* ================================================================ alloc.c */
+
+void *cv_malloc(size_t n);
+void *cv_realloc(void *p, size_t n);
+void cv_free(void *p);
+
+/* Arena: bump allocation in chunks, freed whole. */
+typedef struct cv_arena_chunk cv_arena_chunk;
+typedef struct cv_arena {
+    cv_arena_chunk *head;
+    size_t used, cap; /* in head */
+    bool failed;      /* an allocation failed: the owner must report NOMEM */
+} cv_arena;
+
+void *cv_arena_alloc(cv_arena *a, size_t n);  /* zeroed, 16-byte aligned */
+char *cv_arena_strdup(cv_arena *a, const char *s);
+char *cv_arena_strndup(cv_arena *a, const char *s, size_t n);
+void *cv_arena_memdup(cv_arena *a, const void *p, size_t n);
+char *cv_arena_printf(cv_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cv_arena_free(cv_arena *a);
+
+/* Growable array of uint32_t ids. */
+typedef struct cv_ids {
+    uint32_t *v;
+    uint32_t n, cap;
+} cv_ids;
+bool cv_ids_push(cv_ids *a, uint32_t x);
+void cv_ids_free(cv_ids *a);
+
+/* Growable byte buffer (text dumps, JSON). */
+typedef struct cv_buf {
+    char *s;
+    size_t n, cap;
+    bool failed;
+} cv_buf;
+void cv_buf_put(cv_buf *b, const char *s, size_t n);
+void cv_buf_puts(cv_buf *b, const char *s);
+void cv_buf_printf(cv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cv_buf_free(cv_buf *b);
+
+/* ================================================================ strmap.c */
+
+/* Open-addressing map from string to uint32_t. Keys are not copied. */
+typedef struct cv_strmap {
+    const char **keys;
+    uint32_t *vals;
+    uint32_t cap, n;
+} cv_strmap;
+uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed);
+bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val); /* replaces */
+uint32_t cv_strmap_get(const cv_strmap *m, const char *key);      /* CARVE_NONE if absent */
+void cv_strmap_free(cv_strmap *m);
+
+/* ================================================================ ctx.c */
+
+struct carve_ctx {
+    carve_status code;
+    char msg[1024];
+};
+/* Records an error on ctx and returns its status. */
+carve_status cv_error(carve_ctx *ctx, carve_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+carve_status cv_verror(carve_ctx *ctx, carve_status code, const char *fmt, va_list ap);
+
+/* ================================================================ tensor.c */
+
+typedef struct cv_bytes {
+    const uint8_t *p;
+    size_t n;
+} cv_bytes;
+
+/* Fields of a protobuf message that Debian's onnx.proto does not know (IR 10
+ * metadata_props, node overloads...) or that carve keeps opaque (functions,
+ * sparse initializers): kept as raw wire fields, written back verbatim. */
+/* As protobuf-c keeps unknown fields: for length-delimited fields (wire type
+ * 2) `data` starts with the varint length. */
+typedef struct cv_rawfield {
+    uint32_t tag;
+    uint8_t wire_type;
+    size_t len;
+    const uint8_t *data;
+} cv_rawfield;
+typedef struct cv_raw {
+    uint32_t n;
+    cv_rawfield *f;
+} cv_raw;
+
+typedef struct cv_tensor {
+    const char *name;
+    const char *doc;
+    carve_dtype dtype;
+    int rank;
+    int64_t *dims;
+    size_t nelem;
+    const void *data; /* raw little-endian bytes (arena or mmap), NULL for strings */
+    size_t nbytes;
+    cv_bytes *strs; /* CARVE_STRING: nelem strings */
+    cv_raw raw;
+} cv_tensor;
+
+/* Bytes a dense tensor of nelem elements takes; SIZE_MAX when undefined. */
+size_t cv_dtype_nbytes(carve_dtype t, size_t nelem);
+bool cv_dtype_valid(int t);
+/* Element count of dims, false on a negative dim or overflow past limit. */
+bool cv_shape_nelem(int rank, const int64_t *dims, size_t limit, size_t *out);
+/* FNV-1a of the data, for dumps and comparisons. */
+uint64_t cv_tensor_hash(const cv_tensor *t);
+
+/* ================================================================ model.c */
+
+typedef struct cv_type {
+    carve_type_kind kind;
+    carve_dtype dtype; /* tensors */
+    int rank;          /* -1: unknown */
+    carve_dim *dims;
+    cv_bytes opaque;   /* CARVE_TYPE_OTHER: serialized TypeProto */
+    const char *denotation;
+} cv_type;
+
+typedef struct cv_attr {
+    const char *name;
+    carve_attr_kind kind;
+    const char *doc;
+    const char *ref_attr_name;
+    uint32_t n; /* element count of list kinds */
+    union {
+        float f;
+        int64_t i;
+        cv_bytes s;
+        cv_tensor *t;
+        carve_graph_id g;
+        float *floats;
+        int64_t *ints;
+        cv_bytes *strings;
+        cv_tensor **tensors;
+        carve_graph_id *graphs;
+        cv_bytes *opaque; /* sparse tensors, type protos: serialized, n of them */
+    } u;
+    cv_raw raw;
+} cv_attr;
+
+typedef struct cv_node {
+    const char *name;
+    const char *op;
+    const char *domain; /* "" for ai.onnx */
+    const char *doc;
+    carve_graph_id graph;
+    uint32_t n_in, n_out, n_attr;
+    carve_value_id *in;
+    carve_value_id *out;
+    cv_attr *attr;
+    cv_raw raw;
+    bool named_by_carve; /* the input had no name: carve made one up */
+} cv_node;
+
+typedef struct cv_value {
+    const char *name;
+    carve_graph_id graph;
+    carve_node_id producer; /* CARVE_NONE for inputs and initializers */
+    uint32_t out_index;
+    bool is_input;          /* a graph input (may also have a default) */
+    cv_tensor *init;        /* initializer data, or NULL */
+    cv_type type;
+    const char *doc;
+    cv_raw raw;             /* unknown fields of its ValueInfoProto */
+} cv_value;
+
+typedef struct cv_graph {
+    const char *name;
+    const char *doc;
+    carve_graph_id parent;  /* CARVE_NONE for the main graph */
+    carve_node_id owner;    /* node whose attribute holds it */
+    cv_ids inputs, outputs, inits, nodes;
+    cv_strmap scope;        /* value names defined in this graph */
+    cv_raw raw;
+} cv_graph;
+
+typedef struct cv_kv {
+    const char *key, *value;
+} cv_kv;
+
+typedef struct cv_mapping {
+    void *addr;
+    size_t len;
+} cv_mapping;
+
+struct carve_model {
+    carve_ctx *ctx;
+    cv_arena arena;
+    int64_t ir_version;
+    const char *producer_name, *producer_version, *domain, *doc;
+    int64_t model_version;
+    bool has_model_version;
+    uint32_t n_opsets, n_meta;
+    const char **opset_domain;
+    int64_t *opset_version;
+    cv_kv *meta;
+    cv_raw raw;        /* unknown fields, functions, training info */
+    cv_graph *graphs;
+    cv_node *nodes;
+    cv_value *values;
+    uint32_t n_graphs, n_nodes, n_values;
+    uint32_t cap_graphs, cap_nodes, cap_values;
+    cv_strmap node_names; /* carve name -> node id, model-wide */
+    cv_mapping *maps;     /* memory-mapped external data */
+    uint32_t n_maps;
+    const char *source_path; /* file it was loaded from, or NULL */
+};
+
+/* Low-level constructors used by import and by passes. They report NOMEM on
+ * the model's context and return CARVE_NONE on failure. */
+carve_graph_id cv_graph_new(carve_model *m, carve_graph_id parent, const char *name);
+/* A value defined in graph g; the name must be unique in g's scope. */
+carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name);
+carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain,
+                          uint32_t n_in, uint32_t n_out);
+cv_attr *cv_node_attr_add(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k);
+const cv_attr *cv_node_attr_find(const carve_model *m, carve_node_id n, const char *name);
+bool cv_model_nomem(carve_model *m); /* true (and error set) if the arena failed */
+/* Is graph `outer` equal to `inner` or one of its ancestors? */
+bool cv_graph_encloses(const carve_model *m, carve_graph_id outer, carve_graph_id inner);
+/* Dense tensor in the arena from raw bytes (copied). */
+cv_tensor *cv_tensor_new(carve_model *m, carve_dtype dtype, int rank, const int64_t *dims,
+                         const void *data, size_t nbytes);
+
+/* ================================================================ names.c */
+
+/* Gives every node of the model a unique, stable name. Nodes keep the name
+ * they have; unnamed nodes are named "<op>_<first output>"; collisions get
+ * "#2", "#3" in order of first output name. Independent of node order. */
+carve_status cv_names_assign(carve_model *m);
+/* Names one unnamed node by the same rule (builders adding nodes one by one). */
+const char *cv_names_give(carve_model *m, carve_node_id n);
+/* Names node n, which a pass creates from node `from`: "<from>/<piece>", made
+ * unique with "#2"... Returns the name (in the arena), NULL on NOMEM. */
+const char *cv_names_derive(carve_model *m, carve_node_id n, carve_node_id from, const char *piece);
+
+/* ================================================================ topo.c */
+
+/* Stable topological order of graph g's nodes (file order wherever the
+ * dependencies allow). On a cycle, fails naming a node on it. */
+carve_status cv_topo_sort(carve_model *m, carve_graph_id g);
+/* Values defined outside graph g that g or its subgraphs read (captures),
+ * appended to out without duplicates. */
+bool cv_graph_captures(const carve_model *m, carve_graph_id g, cv_ids *out);
+
+/* ================================================================ verify.c */
+/* carve_model_verify() is public. */
+
+/* ================================================================ dump.c */
+/* carve_model_dump() is public. */
+
+#endif /* CARVE_IR_H */

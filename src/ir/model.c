@@ -1,0 +1,706 @@
+/* model.c: the model, its graphs, nodes and values; the public builder and
+ * accessor API. */
+#include "ir.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---------------------------------------------------------------- lifecycle */
+
+carve_model *carve_model_new(carve_ctx *ctx)
+{
+    carve_model *m = cv_malloc(sizeof *m);
+    if (!m) {
+        cv_error(ctx, CARVE_ERR_NOMEM, "out of memory creating a model");
+        return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    m->ctx = ctx;
+    m->ir_version = 8;
+    if (cv_graph_new(m, CARVE_NONE, "main") == CARVE_NONE) {
+        carve_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void carve_model_free(carve_model *m)
+{
+    if (!m)
+        return;
+    for (uint32_t i = 0; i < m->n_graphs; i++) {
+        cv_graph *g = &m->graphs[i];
+        cv_ids_free(&g->inputs);
+        cv_ids_free(&g->outputs);
+        cv_ids_free(&g->inits);
+        cv_ids_free(&g->nodes);
+        cv_strmap_free(&g->scope);
+    }
+    for (uint32_t i = 0; i < m->n_maps; i++)
+        munmap(m->maps[i].addr, m->maps[i].len);
+    cv_free(m->maps);
+    cv_free(m->graphs);
+    cv_free(m->nodes);
+    cv_free(m->values);
+    cv_strmap_free(&m->node_names);
+    cv_arena_free(&m->arena);
+    cv_free(m);
+}
+
+carve_ctx *carve_model_ctx(const carve_model *m) { return m->ctx; }
+
+bool cv_model_nomem(carve_model *m)
+{
+    if (!m->arena.failed)
+        return false;
+    cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+    return true;
+}
+
+static bool grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    uint32_t nc = *cap ? *cap * 2 : 16;
+    void *p = cv_realloc(*arr, (size_t)nc * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = nc;
+    return true;
+}
+
+carve_graph_id cv_graph_new(carve_model *m, carve_graph_id parent, const char *name)
+{
+    if (!grow((void **)&m->graphs, &m->cap_graphs, m->n_graphs, sizeof *m->graphs)) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory adding a graph");
+        return CARVE_NONE;
+    }
+    cv_graph *g = &m->graphs[m->n_graphs];
+    memset(g, 0, sizeof *g);
+    g->name = cv_arena_strdup(&m->arena, name ? name : "");
+    g->parent = parent;
+    g->owner = CARVE_NONE;
+    if (cv_model_nomem(m))
+        return CARVE_NONE;
+    return m->n_graphs++;
+}
+
+carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name)
+{
+    if (!grow((void **)&m->values, &m->cap_values, m->n_values, sizeof *m->values)) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory adding a value");
+        return CARVE_NONE;
+    }
+    carve_value_id id = m->n_values;
+    cv_value *v = &m->values[id];
+    memset(v, 0, sizeof *v);
+    v->name = cv_arena_strdup(&m->arena, name);
+    v->graph = g;
+    v->producer = CARVE_NONE;
+    v->type.rank = -1;
+    if (cv_model_nomem(m))
+        return CARVE_NONE;
+    if (!cv_strmap_put(&m->graphs[g].scope, v->name, id)) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory adding a value");
+        return CARVE_NONE;
+    }
+    m->n_values++;
+    return id;
+}
+
+carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain,
+                          uint32_t n_in, uint32_t n_out)
+{
+    if (!grow((void **)&m->nodes, &m->cap_nodes, m->n_nodes, sizeof *m->nodes) ||
+        !cv_ids_push(&m->graphs[g].nodes, m->n_nodes)) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory adding a node");
+        return CARVE_NONE;
+    }
+    cv_node *n = &m->nodes[m->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->op = cv_arena_strdup(&m->arena, op);
+    n->domain = cv_arena_strdup(&m->arena, domain ? domain : "");
+    n->graph = g;
+    n->n_in = n_in;
+    n->n_out = n_out;
+    n->in = cv_arena_alloc(&m->arena, (n_in ? n_in : 1) * sizeof *n->in);
+    n->out = cv_arena_alloc(&m->arena, (n_out ? n_out : 1) * sizeof *n->out);
+    if (cv_model_nomem(m)) {
+        m->graphs[g].nodes.n--;
+        return CARVE_NONE;
+    }
+    for (uint32_t i = 0; i < n_in; i++)
+        n->in[i] = CARVE_NONE;
+    for (uint32_t i = 0; i < n_out; i++)
+        n->out[i] = CARVE_NONE;
+    return m->n_nodes++;
+}
+
+bool cv_graph_encloses(const carve_model *m, carve_graph_id outer, carve_graph_id inner)
+{
+    for (carve_graph_id g = inner; g != CARVE_NONE; g = m->graphs[g].parent)
+        if (g == outer)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- model fields */
+
+int64_t carve_model_ir_version(const carve_model *m) { return m->ir_version; }
+void carve_model_set_ir_version(carve_model *m, int64_t v) { m->ir_version = v; }
+
+carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t version)
+{
+    if (!domain)
+        domain = "";
+    if (!strcmp(domain, "ai.onnx"))
+        domain = "";
+    for (uint32_t i = 0; i < m->n_opsets; i++)
+        if (!strcmp(m->opset_domain[i], domain)) {
+            m->opset_version[i] = version;
+            return CARVE_OK;
+        }
+    const char **d = cv_arena_alloc(&m->arena, (m->n_opsets + 1) * sizeof *d);
+    int64_t *v = cv_arena_alloc(&m->arena, (m->n_opsets + 1) * sizeof *v);
+    const char *dup = cv_arena_strdup(&m->arena, domain);
+    if (cv_model_nomem(m))
+        return CARVE_ERR_NOMEM;
+    if (m->n_opsets) {
+        memcpy(d, m->opset_domain, m->n_opsets * sizeof *d);
+        memcpy(v, m->opset_version, m->n_opsets * sizeof *v);
+    }
+    d[m->n_opsets] = dup;
+    v[m->n_opsets] = version;
+    m->opset_domain = d;
+    m->opset_version = v;
+    m->n_opsets++;
+    return CARVE_OK;
+}
+
+int64_t carve_model_opset(const carve_model *m, const char *domain)
+{
+    if (!domain || !strcmp(domain, "ai.onnx"))
+        domain = "";
+    for (uint32_t i = 0; i < m->n_opsets; i++)
+        if (!strcmp(m->opset_domain[i], domain))
+            return m->opset_version[i];
+    return 0;
+}
+
+size_t carve_model_opset_count(const carve_model *m) { return m->n_opsets; }
+
+void carve_model_opset_at(const carve_model *m, size_t i, const char **domain, int64_t *version)
+{
+    *domain = m->opset_domain[i];
+    *version = m->opset_version[i];
+}
+
+carve_status carve_model_set_producer(carve_model *m, const char *name, const char *version)
+{
+    m->producer_name = cv_arena_strdup(&m->arena, name);
+    m->producer_version = cv_arena_strdup(&m->arena, version);
+    return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
+}
+
+carve_status carve_model_set_doc(carve_model *m, const char *doc)
+{
+    m->doc = cv_arena_strdup(&m->arena, doc);
+    return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
+}
+
+carve_status carve_model_set_metadata(carve_model *m, const char *key, const char *value)
+{
+    for (uint32_t i = 0; i < m->n_meta; i++)
+        if (!strcmp(m->meta[i].key, key)) {
+            m->meta[i].value = cv_arena_strdup(&m->arena, value);
+            return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
+        }
+    cv_kv *kv = cv_arena_alloc(&m->arena, (m->n_meta + 1) * sizeof *kv);
+    if (cv_model_nomem(m))
+        return CARVE_ERR_NOMEM;
+    if (m->n_meta)
+        memcpy(kv, m->meta, m->n_meta * sizeof *kv);
+    kv[m->n_meta].key = cv_arena_strdup(&m->arena, key);
+    kv[m->n_meta].value = cv_arena_strdup(&m->arena, value);
+    m->meta = kv;
+    m->n_meta++;
+    return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
+}
+
+size_t carve_model_metadata_count(const carve_model *m) { return m->n_meta; }
+
+void carve_model_metadata_at(const carve_model *m, size_t i, const char **key, const char **value)
+{
+    *key = m->meta[i].key;
+    *value = m->meta[i].value;
+}
+
+carve_graph_id carve_model_main_graph(const carve_model *m) { (void)m; return 0; }
+
+/* ---------------------------------------------------------------- graphs */
+
+size_t carve_model_graph_count(const carve_model *m) { return m->n_graphs; }
+carve_graph_id carve_graph_parent(const carve_model *m, carve_graph_id g) { return m->graphs[g].parent; }
+carve_node_id carve_graph_owner(const carve_model *m, carve_graph_id g) { return m->graphs[g].owner; }
+const char *carve_graph_name(const carve_model *m, carve_graph_id g) { return m->graphs[g].name; }
+size_t carve_graph_input_count(const carve_model *m, carve_graph_id g) { return m->graphs[g].inputs.n; }
+carve_value_id carve_graph_input(const carve_model *m, carve_graph_id g, size_t i) { return m->graphs[g].inputs.v[i]; }
+size_t carve_graph_output_count(const carve_model *m, carve_graph_id g) { return m->graphs[g].outputs.n; }
+carve_value_id carve_graph_output(const carve_model *m, carve_graph_id g, size_t i) { return m->graphs[g].outputs.v[i]; }
+size_t carve_graph_initializer_count(const carve_model *m, carve_graph_id g) { return m->graphs[g].inits.n; }
+carve_value_id carve_graph_initializer(const carve_model *m, carve_graph_id g, size_t i) { return m->graphs[g].inits.v[i]; }
+size_t carve_graph_node_count(const carve_model *m, carve_graph_id g) { return m->graphs[g].nodes.n; }
+carve_node_id carve_graph_node(const carve_model *m, carve_graph_id g, size_t i) { return m->graphs[g].nodes.v[i]; }
+
+carve_graph_id carve_graph_new_subgraph(carve_model *m, carve_graph_id parent, const char *name)
+{
+    if (parent >= m->n_graphs) {
+        cv_error(m->ctx, CARVE_ERR_ARG, "new subgraph: no graph %u", parent);
+        return CARVE_NONE;
+    }
+    return cv_graph_new(m, parent, name);
+}
+
+static bool check_name(carve_model *m, carve_graph_id g, const char *name, const char *what)
+{
+    if (g >= m->n_graphs) {
+        cv_error(m->ctx, CARVE_ERR_ARG, "%s: no graph %u", what, g);
+        return false;
+    }
+    if (!name || !*name) {
+        cv_error(m->ctx, CARVE_ERR_ARG, "%s: a value needs a name", what);
+        return false;
+    }
+    if (cv_strmap_get(&m->graphs[g].scope, name) != CARVE_NONE) {
+        cv_error(m->ctx, CARVE_ERR_INVALID, "%s: value '%s' is already defined in graph '%s'",
+                 what, name, m->graphs[g].name);
+        return false;
+    }
+    return true;
+}
+
+static carve_status set_type(carve_model *m, cv_type *t, carve_dtype dtype, int rank,
+                             const carve_dim *dims)
+{
+    if (rank > CARVE_MAX_RANK)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "rank %d is above carve's limit of %d", rank,
+                        CARVE_MAX_RANK);
+    if ((int)dtype < 0 || dtype >= CARVE_DTYPE_COUNT)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "unknown dtype %d", (int)dtype);
+    t->kind = CARVE_TYPE_TENSOR;
+    t->dtype = dtype;
+    t->rank = rank < 0 ? -1 : rank;
+    t->dims = NULL;
+    if (rank > 0) {
+        t->dims = cv_arena_alloc(&m->arena, (size_t)rank * sizeof *t->dims);
+        if (cv_model_nomem(m))
+            return CARVE_ERR_NOMEM;
+        for (int i = 0; i < rank; i++) {
+            t->dims[i].value = dims ? dims[i].value : -1;
+            t->dims[i].param = dims && dims[i].param ? cv_arena_strdup(&m->arena, dims[i].param) : NULL;
+            if (t->dims[i].param)
+                t->dims[i].value = -1;
+            else if (t->dims[i].value < -1)
+                return cv_error(m->ctx, CARVE_ERR_ARG, "dim %d is %lld", i, (long long)t->dims[i].value);
+        }
+    }
+    return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
+}
+
+carve_value_id carve_graph_add_input(carve_model *m, carve_graph_id g, const char *name,
+                                     carve_dtype dtype, int rank, const carve_dim *dims)
+{
+    if (!check_name(m, g, name, "add input"))
+        return CARVE_NONE;
+    carve_value_id v = cv_value_new(m, g, name);
+    if (v == CARVE_NONE)
+        return CARVE_NONE;
+    if (set_type(m, &m->values[v].type, dtype, rank, dims) != CARVE_OK)
+        return CARVE_NONE;
+    m->values[v].is_input = true;
+    if (!cv_ids_push(&m->graphs[g].inputs, v)) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+        return CARVE_NONE;
+    }
+    return v;
+}
+
+carve_value_id carve_graph_add_initializer(carve_model *m, carve_graph_id g, const char *name,
+                                           carve_dtype dtype, int rank, const int64_t *dims,
+                                           const void *data, size_t nbytes)
+{
+    if (!check_name(m, g, name, "add initializer"))
+        return CARVE_NONE;
+    cv_tensor *t = cv_tensor_new(m, dtype, rank, dims, data, nbytes);
+    if (!t)
+        return CARVE_NONE;
+    carve_value_id v = cv_value_new(m, g, name);
+    if (v == CARVE_NONE)
+        return CARVE_NONE;
+    t->name = m->values[v].name;
+    m->values[v].init = t;
+    carve_dim dd[CARVE_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        dd[i] = (carve_dim){dims[i], NULL};
+    if (set_type(m, &m->values[v].type, dtype, rank, dd) != CARVE_OK)
+        return CARVE_NONE;
+    if (!cv_ids_push(&m->graphs[g].inits, v)) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+        return CARVE_NONE;
+    }
+    return v;
+}
+
+carve_status carve_graph_add_output(carve_model *m, carve_graph_id g, carve_value_id v)
+{
+    if (g >= m->n_graphs || v >= m->n_values)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "add output: no such graph or value");
+    if (!cv_ids_push(&m->graphs[g].outputs, v))
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+    return CARVE_OK;
+}
+
+carve_node_id carve_graph_add_node(carve_model *m, carve_graph_id g, const char *op_type,
+                                   const char *domain, const char *name,
+                                   size_t n_in, const carve_value_id *inputs,
+                                   size_t n_out, const char *const *out_names)
+{
+    if (g >= m->n_graphs || !op_type || !*op_type) {
+        cv_error(m->ctx, CARVE_ERR_ARG, "add node: needs a graph and an op type");
+        return CARVE_NONE;
+    }
+    if (n_in > UINT32_MAX / 2 || n_out > UINT32_MAX / 2) {
+        cv_error(m->ctx, CARVE_ERR_ARG, "add node: too many inputs or outputs");
+        return CARVE_NONE;
+    }
+    for (size_t i = 0; i < n_in; i++)
+        if (inputs[i] != CARVE_NONE && inputs[i] >= m->n_values) {
+            cv_error(m->ctx, CARVE_ERR_ARG, "add node %s: input %zu is not a value id", op_type, i);
+            return CARVE_NONE;
+        }
+    for (size_t i = 0; i < n_out; i++) {
+        const char *o = out_names ? out_names[i] : NULL;
+        if (o && *o && !check_name(m, g, o, "add node"))
+            return CARVE_NONE;
+        for (size_t j = 0; j < i; j++)
+            if (o && *o && out_names[j] && !strcmp(o, out_names[j])) {
+                cv_error(m->ctx, CARVE_ERR_INVALID, "add node %s: output '%s' given twice", op_type, o);
+                return CARVE_NONE;
+            }
+    }
+    if (name && *name && cv_strmap_get(&m->node_names, name) != CARVE_NONE) {
+        cv_error(m->ctx, CARVE_ERR_INVALID, "add node: a node named '%s' exists already", name);
+        return CARVE_NONE;
+    }
+    carve_node_id id = cv_node_new(m, g, op_type, domain, (uint32_t)n_in, (uint32_t)n_out);
+    if (id == CARVE_NONE)
+        return CARVE_NONE;
+    for (size_t i = 0; i < n_in; i++)
+        m->nodes[id].in[i] = inputs[i];
+    for (size_t i = 0; i < n_out; i++) {
+        const char *o = out_names ? out_names[i] : NULL;
+        if (!o || !*o)
+            continue;
+        carve_value_id v = cv_value_new(m, g, o);
+        if (v == CARVE_NONE)
+            return CARVE_NONE;
+        m->values[v].producer = id;
+        m->values[v].out_index = (uint32_t)i;
+        m->nodes[id].out[i] = v;
+    }
+    if (name && *name) {
+        m->nodes[id].name = cv_arena_strdup(&m->arena, name);
+        if (cv_model_nomem(m) || !cv_strmap_put(&m->node_names, m->nodes[id].name, id)) {
+            cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+            return CARVE_NONE;
+        }
+    } else if (!cv_names_give(m, id)) {
+        return CARVE_NONE;
+    }
+    return id;
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+const char *carve_node_name(const carve_model *m, carve_node_id n) { return m->nodes[n].name; }
+const char *carve_node_op(const carve_model *m, carve_node_id n) { return m->nodes[n].op; }
+const char *carve_node_domain(const carve_model *m, carve_node_id n) { return m->nodes[n].domain; }
+carve_graph_id carve_node_graph(const carve_model *m, carve_node_id n) { return m->nodes[n].graph; }
+size_t carve_node_input_count(const carve_model *m, carve_node_id n) { return m->nodes[n].n_in; }
+carve_value_id carve_node_input(const carve_model *m, carve_node_id n, size_t i) { return m->nodes[n].in[i]; }
+size_t carve_node_output_count(const carve_model *m, carve_node_id n) { return m->nodes[n].n_out; }
+carve_value_id carve_node_output(const carve_model *m, carve_node_id n, size_t i) { return m->nodes[n].out[i]; }
+
+carve_node_id carve_model_find_node(const carve_model *m, const char *name)
+{
+    return cv_strmap_get(&m->node_names, name);
+}
+
+const cv_attr *cv_node_attr_find(const carve_model *m, carve_node_id n, const char *name)
+{
+    const cv_node *nd = &m->nodes[n];
+    for (uint32_t i = 0; i < nd->n_attr; i++)
+        if (!strcmp(nd->attr[i].name, name))
+            return &nd->attr[i];
+    return NULL;
+}
+
+cv_attr *cv_node_attr_add(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k)
+{
+    cv_node *nd = &m->nodes[n];
+    cv_attr *a = (cv_attr *)cv_node_attr_find(m, n, name);
+    if (!a) {
+        cv_attr *arr = cv_arena_alloc(&m->arena, (nd->n_attr + 1) * sizeof *arr);
+        if (!arr)
+            return NULL;
+        if (nd->n_attr)
+            memcpy(arr, nd->attr, nd->n_attr * sizeof *arr);
+        nd->attr = arr;
+        a = &arr[nd->n_attr++];
+        a->name = cv_arena_strdup(&m->arena, name);
+    } else {
+        const char *keep = a->name;
+        memset(a, 0, sizeof *a);
+        a->name = keep;
+    }
+    a->kind = k;
+    return a;
+}
+
+static cv_attr *attr_add(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k)
+{
+    if (n >= m->n_nodes || !name || !*name) {
+        cv_error(m->ctx, CARVE_ERR_ARG, "set attribute: bad node or name");
+        return NULL;
+    }
+    cv_attr *a = cv_node_attr_add(m, n, name, k);
+    if (!a || cv_model_nomem(m)) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    return a;
+}
+
+#define DONE(m) (cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK)
+
+carve_status carve_node_set_attr_int(carve_model *m, carve_node_id n, const char *name, int64_t v)
+{
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_INT);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->u.i = v;
+    return CARVE_OK;
+}
+
+carve_status carve_node_set_attr_float(carve_model *m, carve_node_id n, const char *name, float v)
+{
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_FLOAT);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->u.f = v;
+    return CARVE_OK;
+}
+
+carve_status carve_node_set_attr_string(carve_model *m, carve_node_id n, const char *name,
+                                        const char *s)
+{
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_STRING);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->u.s.n = strlen(s);
+    a->u.s.p = (const uint8_t *)cv_arena_strdup(&m->arena, s);
+    return DONE(m);
+}
+
+carve_status carve_node_set_attr_ints(carve_model *m, carve_node_id n, const char *name,
+                                      size_t count, const int64_t *v)
+{
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_INTS);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->n = (uint32_t)count;
+    a->u.ints = cv_arena_memdup(&m->arena, v, count * sizeof *v);
+    return DONE(m);
+}
+
+carve_status carve_node_set_attr_floats(carve_model *m, carve_node_id n, const char *name,
+                                        size_t count, const float *v)
+{
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_FLOATS);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->n = (uint32_t)count;
+    a->u.floats = cv_arena_memdup(&m->arena, v, count * sizeof *v);
+    return DONE(m);
+}
+
+carve_status carve_node_set_attr_strings(carve_model *m, carve_node_id n, const char *name,
+                                         size_t count, const char *const *v)
+{
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_STRINGS);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->n = (uint32_t)count;
+    a->u.strings = cv_arena_alloc(&m->arena, (count ? count : 1) * sizeof *a->u.strings);
+    for (size_t i = 0; a->u.strings && i < count; i++) {
+        a->u.strings[i].n = strlen(v[i]);
+        a->u.strings[i].p = (const uint8_t *)cv_arena_strdup(&m->arena, v[i]);
+    }
+    return DONE(m);
+}
+
+carve_status carve_node_set_attr_tensor(carve_model *m, carve_node_id n, const char *name,
+                                        carve_dtype dtype, int rank, const int64_t *dims,
+                                        const void *data, size_t nbytes)
+{
+    cv_tensor *t = cv_tensor_new(m, dtype, rank, dims, data, nbytes);
+    if (!t)
+        return carve_errcode(m->ctx);
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_TENSOR);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->u.t = t;
+    return CARVE_OK;
+}
+
+static carve_status adopt_graph(carve_model *m, carve_node_id n, carve_graph_id g)
+{
+    if (g >= m->n_graphs || g == 0)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no subgraph %u", g);
+    if (m->graphs[g].parent != m->nodes[n].graph)
+        return cv_error(m->ctx, CARVE_ERR_ARG,
+                        "set graph attribute: graph '%s' was not made as a subgraph of node '%s''s graph",
+                        m->graphs[g].name, m->nodes[n].name);
+    if (m->graphs[g].owner != CARVE_NONE && m->graphs[g].owner != n)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: graph '%s' belongs to another node",
+                        m->graphs[g].name);
+    m->graphs[g].owner = n;
+    return CARVE_OK;
+}
+
+carve_status carve_node_set_attr_graph(carve_model *m, carve_node_id n, const char *name,
+                                       carve_graph_id g)
+{
+    if (n >= m->n_nodes)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no node %u", n);
+    carve_status s = adopt_graph(m, n, g);
+    if (s != CARVE_OK)
+        return s;
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_GRAPH);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->u.g = g;
+    return CARVE_OK;
+}
+
+carve_status carve_node_set_attr_graphs(carve_model *m, carve_node_id n, const char *name,
+                                        size_t count, const carve_graph_id *gs)
+{
+    if (n >= m->n_nodes)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no node %u", n);
+    for (size_t i = 0; i < count; i++) {
+        carve_status s = adopt_graph(m, n, gs[i]);
+        if (s != CARVE_OK)
+            return s;
+    }
+    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_GRAPHS);
+    if (!a)
+        return carve_errcode(m->ctx);
+    a->n = (uint32_t)count;
+    a->u.graphs = cv_arena_memdup(&m->arena, gs, count * sizeof *gs);
+    return DONE(m);
+}
+
+bool carve_node_attr_int(const carve_model *m, carve_node_id n, const char *name, int64_t *v)
+{
+    const cv_attr *a = cv_node_attr_find(m, n, name);
+    if (!a || a->kind != CARVE_ATTR_INT)
+        return false;
+    *v = a->u.i;
+    return true;
+}
+
+bool carve_node_attr_float(const carve_model *m, carve_node_id n, const char *name, float *v)
+{
+    const cv_attr *a = cv_node_attr_find(m, n, name);
+    if (!a || a->kind != CARVE_ATTR_FLOAT)
+        return false;
+    *v = a->u.f;
+    return true;
+}
+
+const char *carve_node_attr_string(const carve_model *m, carve_node_id n, const char *name,
+                                   size_t *len)
+{
+    const cv_attr *a = cv_node_attr_find(m, n, name);
+    if (!a || a->kind != CARVE_ATTR_STRING)
+        return NULL;
+    if (len)
+        *len = a->u.s.n;
+    return (const char *)a->u.s.p;
+}
+
+size_t carve_node_attr_count(const carve_model *m, carve_node_id n) { return m->nodes[n].n_attr; }
+const char *carve_node_attr_name(const carve_model *m, carve_node_id n, size_t i) { return m->nodes[n].attr[i].name; }
+carve_attr_kind carve_node_attr_kind(const carve_model *m, carve_node_id n, size_t i) { return m->nodes[n].attr[i].kind; }
+
+/* ---------------------------------------------------------------- values */
+
+const char *carve_value_name(const carve_model *m, carve_value_id v) { return m->values[v].name; }
+carve_graph_id carve_value_graph(const carve_model *m, carve_value_id v) { return m->values[v].graph; }
+carve_node_id carve_value_producer(const carve_model *m, carve_value_id v) { return m->values[v].producer; }
+carve_type_kind carve_value_type_kind(const carve_model *m, carve_value_id v) { return m->values[v].type.kind; }
+carve_dtype carve_value_dtype(const carve_model *m, carve_value_id v) { return m->values[v].type.dtype; }
+int carve_value_rank(const carve_model *m, carve_value_id v) { return m->values[v].type.rank; }
+
+carve_dim carve_value_dim(const carve_model *m, carve_value_id v, int axis)
+{
+    const cv_type *t = &m->values[v].type;
+    if (axis < 0 || axis >= t->rank)
+        return (carve_dim){-1, NULL};
+    return t->dims[axis];
+}
+
+carve_value_kind carve_value_kind_of(const carve_model *m, carve_value_id v)
+{
+    const cv_value *x = &m->values[v];
+    if (x->is_input)
+        return CARVE_VALUE_INPUT;
+    if (x->init)
+        return CARVE_VALUE_CONST;
+    if (x->producer == CARVE_NONE)
+        return CARVE_VALUE_UNDEFINED;
+    const cv_node *p = &m->nodes[x->producer];
+    if (!strcmp(p->op, "Constant") && !*p->domain)
+        return CARVE_VALUE_CONST;
+    return CARVE_VALUE_NODE;
+}
+
+carve_status carve_value_set_type(carve_model *m, carve_value_id v, carve_dtype dtype, int rank,
+                                  const carve_dim *dims)
+{
+    if (v >= m->n_values)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "set type: no value %u", v);
+    return set_type(m, &m->values[v].type, dtype, rank, dims);
+}
+
+carve_value_id carve_graph_find_value(const carve_model *m, carve_graph_id g, const char *name)
+{
+    for (; g != CARVE_NONE; g = m->graphs[g].parent) {
+        carve_value_id v = cv_strmap_get(&m->graphs[g].scope, name);
+        if (v != CARVE_NONE)
+            return v;
+    }
+    return CARVE_NONE;
+}
+
+const void *carve_value_data(const carve_model *m, carve_value_id v, size_t *nbytes)
+{
+    const cv_tensor *t = m->values[v].init;
+    if (!t || t->dtype == CARVE_STRING)
+        return NULL;
+    if (nbytes)
+        *nbytes = t->nbytes;
+    return t->data;
+}

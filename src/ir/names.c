@@ -1,0 +1,142 @@
+/* names.c: unique, stable node names.
+ *
+ * Skip lists name nodes, so a node's name must not depend on where it sits in
+ * the file and must never change once given. Unnamed nodes are named
+ * "<op>_<first output>"; nodes sharing a name are told apart by "#2", "#3" in
+ * order of their first output's name. Nodes a pass creates are named from the
+ * node they come from ("Gemm_3/MatMul"), never from a global counter. */
+#include "ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Claims base, or base#2, base#3... whichever is free first. */
+static const char *claim(carve_model *m, carve_node_id n, const char *base)
+{
+    const char *name = base;
+    for (uint32_t k = 2; cv_strmap_get(&m->node_names, name) != CARVE_NONE; k++) {
+        name = cv_arena_printf(&m->arena, "%s#%u", base, k);
+        if (!name)
+            return NULL;
+    }
+    if (name == base)
+        name = cv_arena_strdup(&m->arena, base);
+    if (!name || !cv_strmap_put(&m->node_names, name, n))
+        return NULL;
+    m->nodes[n].name = name;
+    return name;
+}
+
+static const char *first_output_name(const carve_model *m, const cv_node *n)
+{
+    for (uint32_t i = 0; i < n->n_out; i++)
+        if (n->out[i] != CARVE_NONE)
+            return m->values[n->out[i]].name;
+    return "";
+}
+
+static const char *base_name(carve_model *m, const cv_node *n)
+{
+    if (n->name && *n->name)
+        return n->name;
+    const char *o = first_output_name(m, n);
+    return *o ? cv_arena_printf(&m->arena, "%s_%s", n->op, o) : n->op;
+}
+
+/* A key that orders the nodes of one name group without looking at file
+ * order: first output name, then the path of graphs holding the node (two
+ * branches of an If may both define "out"), then op type. */
+typedef struct {
+    carve_node_id id;
+    const char *base;
+    const char *out;
+    const char *path;
+} name_key;
+
+static const char *graph_path(carve_model *m, carve_graph_id g)
+{
+    if (g == 0 || g == CARVE_NONE)
+        return "";
+    const cv_graph *gr = &m->graphs[g];
+    const char *owner_out = gr->owner != CARVE_NONE ? first_output_name(m, &m->nodes[gr->owner]) : "";
+    return cv_arena_printf(&m->arena, "%s/%s:%s", graph_path(m, gr->parent), owner_out, gr->name);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const name_key *x = a, *y = b;
+    int c = strcmp(x->base, y->base);
+    if (!c)
+        c = strcmp(x->out, y->out);
+    if (!c)
+        c = strcmp(x->path, y->path);
+    if (c)
+        return c;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+carve_status cv_names_assign(carve_model *m)
+{
+    uint32_t n_new = 0;
+    for (uint32_t i = 0; i < m->n_nodes; i++)
+        if (!m->nodes[i].name || cv_strmap_get(&m->node_names, m->nodes[i].name) != i)
+            n_new++;
+    if (!n_new)
+        return CARVE_OK;
+    name_key *keys = cv_malloc(n_new * sizeof *keys);
+    if (!keys)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < m->n_nodes; i++) {
+        cv_node *n = &m->nodes[i];
+        if (n->name && cv_strmap_get(&m->node_names, n->name) == i)
+            continue;
+        if (!n->name || !*n->name)
+            n->named_by_carve = true;
+        keys[k++] = (name_key){i, base_name(m, n), first_output_name(m, n), graph_path(m, n->graph)};
+    }
+    if (cv_model_nomem(m)) {
+        cv_free(keys);
+        return CARVE_ERR_NOMEM;
+    }
+    qsort(keys, n_new, sizeof *keys, cmp_key);
+    /* Leaders (first of each name group) claim their names before any
+     * "#k" suffix is handed out, so an explicit "a#2" keeps its name. */
+    carve_status st = CARVE_OK;
+    const char *prev = NULL;
+    for (uint32_t i = 0; i < n_new && st == CARVE_OK; i++) {
+        const char *base = keys[i].base;
+        bool leader = !prev || strcmp(base, prev) != 0;
+        prev = base;
+        if (leader && cv_strmap_get(&m->node_names, base) == CARVE_NONE) {
+            if (!claim(m, keys[i].id, base))
+                st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");
+            keys[i].base = NULL; /* done */
+        }
+    }
+    for (uint32_t i = 0; i < n_new && st == CARVE_OK; i++)
+        if (keys[i].base && !claim(m, keys[i].id, keys[i].base))
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");
+    cv_free(keys);
+    return st;
+}
+
+const char *cv_names_give(carve_model *m, carve_node_id n)
+{
+    cv_node *nd = &m->nodes[n];
+    nd->named_by_carve = !nd->name || !*nd->name;
+    const char *base = base_name(m, nd);
+    const char *name = base ? claim(m, n, base) : NULL;
+    if (!name)
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");
+    return name;
+}
+
+const char *cv_names_derive(carve_model *m, carve_node_id n, carve_node_id from, const char *piece)
+{
+    const char *base = cv_arena_printf(&m->arena, "%s/%s", m->nodes[from].name, piece);
+    const char *name = base ? claim(m, n, base) : NULL;
+    if (!name)
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");
+    return name;
+}

@@ -1,0 +1,224 @@
+/* topo.c: stable topological sort and subgraph captures. */
+#include "ir.h"
+
+#include <string.h>
+
+static bool push_unique(cv_ids *out, uint32_t x)
+{
+    for (uint32_t i = 0; i < out->n; i++)
+        if (out->v[i] == x)
+            return true;
+    return cv_ids_push(out, x);
+}
+
+/* Values read inside graph g (recursively) but defined outside it. */
+bool cv_graph_captures(const carve_model *m, carve_graph_id g, cv_ids *out)
+{
+    const cv_graph *gr = &m->graphs[g];
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        const cv_node *n = &m->nodes[gr->nodes.v[i]];
+        for (uint32_t j = 0; j < n->n_in; j++) {
+            carve_value_id v = n->in[j];
+            if (v != CARVE_NONE && m->values[v].graph != g && cv_graph_encloses(m, m->values[v].graph, g) &&
+                !push_unique(out, v))
+                return false;
+        }
+        for (uint32_t j = 0; j < n->n_attr; j++) {
+            const cv_attr *a = &n->attr[j];
+            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+            for (uint32_t k = 0; k < cnt; k++) {
+                carve_graph_id sub = a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k];
+                cv_ids inner = {0};
+                if (!cv_graph_captures(m, sub, &inner)) {
+                    cv_ids_free(&inner);
+                    return false;
+                }
+                for (uint32_t q = 0; q < inner.n; q++)
+                    if (m->values[inner.v[q]].graph != g && !push_unique(out, inner.v[q])) {
+                        cv_ids_free(&inner);
+                        return false;
+                    }
+                cv_ids_free(&inner);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < gr->outputs.n; i++) {
+        carve_value_id v = gr->outputs.v[i];
+        if (m->values[v].graph != g && !push_unique(out, v))
+            return false;
+    }
+    return true;
+}
+
+/* Min-heap of positions, so ready nodes leave in file order. */
+typedef struct {
+    uint32_t *a;
+    uint32_t n;
+} heap;
+
+static void heap_push(heap *h, uint32_t x)
+{
+    uint32_t i = h->n++;
+    h->a[i] = x;
+    while (i && h->a[(i - 1) / 2] > h->a[i]) {
+        uint32_t p = (i - 1) / 2, t = h->a[p];
+        h->a[p] = h->a[i];
+        h->a[i] = t;
+        i = p;
+    }
+}
+
+static uint32_t heap_pop(heap *h)
+{
+    uint32_t top = h->a[0];
+    h->a[0] = h->a[--h->n];
+    for (uint32_t i = 0;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, s = i;
+        if (l < h->n && h->a[l] < h->a[s])
+            s = l;
+        if (r < h->n && h->a[r] < h->a[s])
+            s = r;
+        if (s == i)
+            break;
+        uint32_t t = h->a[s];
+        h->a[s] = h->a[i];
+        h->a[i] = t;
+        i = s;
+    }
+    return top;
+}
+
+/* Edges of graph g as CSR over positions: preds of position i are
+ * pred[start[i] .. start[i+1]). A node's dependencies are its inputs and the
+ * values its subgraphs capture, where a node of g produces them. */
+typedef struct {
+    uint32_t *start, *pred;
+} edges;
+
+static carve_status build_edges(carve_model *m, carve_graph_id g, const uint32_t *pos, edges *e)
+{
+    const cv_graph *gr = &m->graphs[g];
+    uint32_t n = gr->nodes.n;
+    cv_ids preds = {0};
+    e->start = cv_malloc(((size_t)n + 1) * sizeof *e->start);
+    if (!e->start)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+    for (uint32_t i = 0; i < n; i++) {
+        const cv_node *nd = &m->nodes[gr->nodes.v[i]];
+        e->start[i] = preds.n;
+        cv_ids deps = {0};
+        bool ok = true;
+        for (uint32_t j = 0; j < nd->n_in && ok; j++)
+            if (nd->in[j] != CARVE_NONE)
+                ok = cv_ids_push(&deps, nd->in[j]);
+        for (uint32_t j = 0; j < nd->n_attr && ok; j++) {
+            const cv_attr *a = &nd->attr[j];
+            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+            for (uint32_t k = 0; k < cnt && ok; k++)
+                ok = cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], &deps);
+        }
+        for (uint32_t j = 0; j < deps.n && ok; j++) {
+            const cv_value *v = &m->values[deps.v[j]];
+            if (v->graph == g && v->producer != CARVE_NONE && m->nodes[v->producer].graph == g)
+                ok = cv_ids_push(&preds, pos[v->producer]);
+        }
+        cv_ids_free(&deps);
+        if (!ok) {
+            cv_ids_free(&preds);
+            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+        }
+    }
+    e->start[n] = preds.n;
+    e->pred = preds.v;
+    return CARVE_OK;
+}
+
+carve_status cv_topo_sort(carve_model *m, carve_graph_id g)
+{
+    cv_graph *gr = &m->graphs[g];
+    uint32_t n = gr->nodes.n;
+    if (n == 0)
+        return CARVE_OK;
+    /* pos[node id] = position in the graph's current list. Node ids are
+     * model-wide, so this map is model-sized; graphs are sorted once. */
+    uint32_t *pos = cv_malloc((size_t)m->n_nodes * sizeof *pos);
+    uint32_t *indeg = cv_malloc((size_t)n * sizeof *indeg);
+    uint32_t *succ_start = cv_malloc(((size_t)n + 1) * sizeof *succ_start);
+    uint32_t *order = cv_malloc((size_t)n * sizeof *order);
+    heap h = {cv_malloc((size_t)n * sizeof(uint32_t)), 0};
+    edges e = {0};
+    uint32_t *succ = NULL;
+    carve_status st = CARVE_OK;
+    if (!pos || !indeg || !succ_start || !order || !h.a) {
+        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        pos[gr->nodes.v[i]] = i;
+    if ((st = build_edges(m, g, pos, &e)) != CARVE_OK)
+        goto done;
+    uint32_t n_edges = e.start[n];
+    succ = cv_malloc(((size_t)n_edges + 1) * sizeof *succ);
+    if (!succ) {
+        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+        goto done;
+    }
+    memset(succ_start, 0, ((size_t)n + 1) * sizeof *succ_start);
+    for (uint32_t i = 0; i < n; i++) {
+        indeg[i] = e.start[i + 1] - e.start[i];
+        for (uint32_t k = e.start[i]; k < e.start[i + 1]; k++)
+            succ_start[e.pred[k] + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        succ_start[i + 1] += succ_start[i];
+    for (uint32_t i = 0; i < n; i++) /* order[] as fill cursor for now */
+        order[i] = succ_start[i];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t k = e.start[i]; k < e.start[i + 1]; k++)
+            succ[order[e.pred[k]]++] = i;
+    for (uint32_t i = 0; i < n; i++)
+        if (!indeg[i])
+            heap_push(&h, i);
+    uint32_t done_n = 0;
+    while (h.n) {
+        uint32_t i = heap_pop(&h);
+        order[done_n++] = i;
+        for (uint32_t k = succ_start[i]; k < succ_start[i + 1]; k++)
+            if (--indeg[succ[k]] == 0)
+                heap_push(&h, succ[k]);
+    }
+    if (done_n < n) {
+        /* Walk back through unsorted predecessors until a node repeats: that
+         * node lies on a cycle. */
+        uint32_t cur = 0;
+        while (!indeg[cur])
+            cur++;
+        memset(order, 0, (size_t)n * sizeof *order); /* reuse as "seen" */
+        while (!order[cur]) {
+            order[cur] = 1;
+            for (uint32_t k = e.start[cur]; k < e.start[cur + 1]; k++)
+                if (indeg[e.pred[k]]) {
+                    cur = e.pred[k];
+                    break;
+                }
+        }
+        const cv_node *c = &m->nodes[gr->nodes.v[cur]];
+        st = cv_error(m->ctx, CARVE_ERR_INVALID,
+                      "graph '%s' has a cycle: node '%s' (%s) depends on its own output",
+                      gr->name, c->name ? c->name : "?", c->op);
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = gr->nodes.v[order[i]];
+    memcpy(gr->nodes.v, order, (size_t)n * sizeof *order);
+done:
+    cv_free(pos);
+    cv_free(indeg);
+    cv_free(succ_start);
+    cv_free(order);
+    cv_free(h.a);
+    cv_free(e.start);
+    cv_free(e.pred);
+    cv_free(succ);
+    return st;
+}

@@ -1,0 +1,714 @@
+/* import.c: ONNX bytes -> carve IR.
+ *
+ * Order of work: unpack with protobuf-c (after a wire walk that can say where
+ * bytes are broken), copy model fields, import the main graph (values first,
+ * then subgraphs, then input references, so a subgraph can read an outer
+ * value defined by a node later in the file), name nodes, sort every graph
+ * topologically, verify. */
+#define _DEFAULT_SOURCE
+#include "onnx_io.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A tensor may hold at most this many elements (2^40): more is not a model
+ * carve can do anything with, and refusing early bounds every allocation. */
+#define MAX_ELEMS ((size_t)1 << 40)
+
+typedef struct imp {
+    carve_model *m;
+    const char *base_dir; /* NULL: external data refused */
+} imp;
+
+#define M (im->m)
+#define CTX (im->m->ctx)
+
+static const char *str(imp *im, const char *s) { return cv_arena_strdup(&M->arena, s ? s : ""); }
+static const char *opt_str(imp *im, const char *s) { return s && *s ? cv_arena_strdup(&M->arena, s) : NULL; }
+
+static carve_status nomem(imp *im) { return cv_error(CTX, CARVE_ERR_NOMEM, "out of memory while loading"); }
+
+/* ---------------------------------------------------------------- raw fields */
+
+static bool raw_add(imp *im, cv_raw *r, uint32_t tag, uint8_t wt, const uint8_t *data, size_t len)
+{
+    cv_rawfield *f = cv_arena_alloc(&M->arena, (r->n + 1) * sizeof *f);
+    if (!f)
+        return false;
+    if (r->n)
+        memcpy(f, r->f, r->n * sizeof *f);
+    f[r->n] = (cv_rawfield){tag, wt, len, cv_arena_memdup(&M->arena, data, len)};
+    r->f = f;
+    r->n++;
+    return !M->arena.failed;
+}
+
+static bool raw_unknown(imp *im, cv_raw *r, const ProtobufCMessage *msg)
+{
+    for (unsigned i = 0; i < msg->n_unknown_fields; i++) {
+        const ProtobufCMessageUnknownField *u = &msg->unknown_fields[i];
+        if (!raw_add(im, r, u->tag, (uint8_t)u->wire_type, u->data, u->len))
+            return false;
+    }
+    return true;
+}
+
+/* A known submessage that carve keeps opaque: serialized and stored as a raw
+ * length-delimited field, written back verbatim. */
+static bool raw_message(imp *im, cv_raw *r, uint32_t tag, const ProtobufCMessage *msg)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    uint8_t *buf = cv_arena_alloc(&M->arena, n + 10);
+    if (!buf)
+        return false;
+    size_t k = cv_varint_put(buf, n);
+    protobuf_c_message_pack(msg, buf + k);
+    cv_rawfield *f = cv_arena_alloc(&M->arena, (r->n + 1) * sizeof *f);
+    if (!f)
+        return false;
+    if (r->n)
+        memcpy(f, r->f, r->n * sizeof *f);
+    f[r->n] = (cv_rawfield){tag, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, n + k, buf};
+    r->f = f;
+    r->n++;
+    return true;
+}
+
+static bool opaque_bytes(imp *im, cv_bytes *out, const ProtobufCMessage *msg)
+{
+    size_t n = protobuf_c_message_get_packed_size(msg);
+    uint8_t *buf = cv_arena_alloc(&M->arena, n);
+    if (!buf)
+        return false;
+    protobuf_c_message_pack(msg, buf);
+    *out = (cv_bytes){buf, n};
+    return true;
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+/* Copies `count` integers of `src` (int32 per element) into `dst` as
+ * elements of `width` bytes, keeping the low bits. */
+static void narrow_int32(uint8_t *dst, const int32_t *src, size_t count, int width)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint32_t v = (uint32_t)src[i];
+        if (width == 1)
+            dst[i] = (uint8_t)v;
+        else {
+            dst[2 * i] = (uint8_t)v;
+            dst[2 * i + 1] = (uint8_t)(v >> 8);
+        }
+    }
+}
+
+static carve_status tensor_data(imp *im, const Onnx__TensorProto *tp, cv_tensor *t, const char *what)
+{
+    size_t want = t->dtype == CARVE_STRING ? 0 : cv_dtype_nbytes(t->dtype, t->nelem);
+    if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        const char *loc = NULL;
+        uint64_t off = 0, len = 0;
+        bool has_len = false;
+        for (size_t i = 0; i < tp->n_external_data; i++) {
+            const char *k = tp->external_data[i]->key, *v = tp->external_data[i]->value;
+            if (!k || !v)
+                continue;
+            char *endp;
+            if (!strcmp(k, "location"))
+                loc = v;
+            else if (!strcmp(k, "offset") || !strcmp(k, "length")) {
+                errno = 0;
+                unsigned long long x = strtoull(v, &endp, 10);
+                if (errno || *endp || !*v || v[0] == '-')
+                    return cv_error(CTX, CARVE_ERR_INVALID, "%s: external data %s '%s' is not a number", what, k, v);
+                if (!strcmp(k, "offset"))
+                    off = x;
+                else {
+                    len = x;
+                    has_len = true;
+                }
+            }
+        }
+        if (t->dtype == CARVE_STRING)
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s: string tensors cannot use external data", what);
+        t->nbytes = want;
+        return cv_extdata_map(M, im->base_dir, loc, off, len, has_len, want, what, &t->data);
+    }
+    if (t->dtype == CARVE_STRING) {
+        if (tp->n_string_data != t->nelem)
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s: %zu strings for %zu elements", what,
+                            tp->n_string_data, t->nelem);
+        t->strs = cv_arena_alloc(&M->arena, (t->nelem ? t->nelem : 1) * sizeof *t->strs);
+        if (!t->strs)
+            return nomem(im);
+        for (size_t i = 0; i < t->nelem; i++) {
+            t->strs[i].n = tp->string_data[i].len;
+            t->strs[i].p = cv_arena_memdup(&M->arena, tp->string_data[i].data, tp->string_data[i].len);
+        }
+        return M->arena.failed ? nomem(im) : CARVE_OK;
+    }
+    t->nbytes = want;
+    if (tp->has_raw_data) {
+        if (tp->raw_data.len != want)
+            return cv_error(CTX, CARVE_ERR_INVALID,
+                            "%s: raw_data has %zu bytes but %s%s needs %zu", what, tp->raw_data.len,
+                            carve_dtype_name(t->dtype), t->rank ? " of its shape" : "", want);
+        t->data = cv_arena_memdup(&M->arena, tp->raw_data.data, want);
+        return M->arena.failed ? nomem(im) : CARVE_OK;
+    }
+    /* Typed fields: which one holds the data depends on the dtype. */
+    const void *src = NULL;
+    size_t have = 0, need = t->nelem;
+    const char *field = "";
+    int bits = carve_dtype_bits(t->dtype);
+    switch (t->dtype) {
+    case CARVE_FLOAT:
+    case CARVE_COMPLEX64:
+        src = tp->float_data, have = tp->n_float_data, field = "float_data";
+        need = t->dtype == CARVE_COMPLEX64 ? 2 * t->nelem : t->nelem;
+        break;
+    case CARVE_DOUBLE:
+    case CARVE_COMPLEX128:
+        src = tp->double_data, have = tp->n_double_data, field = "double_data";
+        need = t->dtype == CARVE_COMPLEX128 ? 2 * t->nelem : t->nelem;
+        break;
+    case CARVE_INT64: src = tp->int64_data, have = tp->n_int64_data, field = "int64_data"; break;
+    case CARVE_UINT32:
+    case CARVE_UINT64: src = tp->uint64_data, have = tp->n_uint64_data, field = "uint64_data"; break;
+    default:
+        src = tp->int32_data, have = tp->n_int32_data, field = "int32_data";
+        if (bits == 4)
+            need = want; /* one packed byte per int32 */
+        break;
+    }
+    if (have != need)
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: %zu values in %s but %s of its shape needs %zu", what,
+                        have, field, carve_dtype_name(t->dtype), need);
+    uint8_t *dst = cv_arena_alloc(&M->arena, want);
+    if (!dst)
+        return nomem(im);
+    if (t->dtype == CARVE_UINT32) {
+        for (size_t i = 0; i < have; i++) {
+            uint32_t v = (uint32_t)((const uint64_t *)src)[i];
+            memcpy(dst + 4 * i, &v, 4);
+        }
+    } else if (src == tp->int32_data && t->dtype != CARVE_INT32) {
+        narrow_int32(dst, src, have, bits == 16 ? 2 : 1);
+    } else if (want) {
+        memcpy(dst, src, want);
+    }
+    t->data = dst;
+    return CARVE_OK;
+}
+
+static carve_status tensor_from_proto(imp *im, const Onnx__TensorProto *tp, const char *what, cv_tensor **out)
+{
+    if (tp->segment)
+        return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "%s: segmented tensors are not supported", what);
+    if (!tp->has_data_type || !cv_dtype_valid(tp->data_type))
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: data type %d is not a valid ONNX type", what,
+                        tp->has_data_type ? tp->data_type : 0);
+    if (tp->n_dims > CARVE_MAX_RANK)
+        return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "%s: rank %zu is above carve's limit of %d", what,
+                        tp->n_dims, CARVE_MAX_RANK);
+    for (size_t i = 0; i < tp->n_dims; i++)
+        if (tp->dims[i] < 0)
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s: dim %zu is %lld", what, i, (long long)tp->dims[i]);
+    cv_tensor *t = cv_arena_alloc(&M->arena, sizeof *t);
+    if (!t)
+        return nomem(im);
+    t->dtype = (carve_dtype)tp->data_type;
+    t->rank = (int)tp->n_dims;
+    t->dims = cv_arena_memdup(&M->arena, tp->dims, tp->n_dims * sizeof *tp->dims);
+    if (!cv_shape_nelem(t->rank, tp->dims, MAX_ELEMS, &t->nelem))
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: shape has more than 2^40 elements", what);
+    t->name = opt_str(im, tp->name);
+    t->doc = opt_str(im, tp->doc_string);
+    if (!raw_unknown(im, &t->raw, &tp->base) || M->arena.failed)
+        return nomem(im);
+    carve_status s = tensor_data(im, tp, t, what);
+    if (s)
+        return s;
+    *out = t;
+    return CARVE_OK;
+}
+
+/* ---------------------------------------------------------------- types */
+
+static carve_status type_from_proto(imp *im, const Onnx__TypeProto *tp, cv_type *t, const char *what)
+{
+    memset(t, 0, sizeof *t);
+    t->rank = -1;
+    if (!tp)
+        return CARVE_OK;
+    t->denotation = opt_str(im, tp->denotation);
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type ||
+        tp->base.n_unknown_fields) {
+        if (tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET && !tp->base.n_unknown_fields)
+            return CARVE_OK;
+        t->kind = CARVE_TYPE_OTHER;
+        return opaque_bytes(im, &t->opaque, &tp->base) ? CARVE_OK : nomem(im);
+    }
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    t->kind = CARVE_TYPE_TENSOR;
+    if (tt->has_elem_type && tt->elem_type != 0 && !cv_dtype_valid(tt->elem_type))
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: element type %d is not a valid ONNX type", what,
+                        tt->elem_type);
+    t->dtype = tt->has_elem_type ? (carve_dtype)tt->elem_type : CARVE_UNDEFINED;
+    if (!tt->shape)
+        return CARVE_OK;
+    if (tt->shape->n_dim > CARVE_MAX_RANK)
+        return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "%s: rank %zu is above carve's limit of %d", what,
+                        tt->shape->n_dim, CARVE_MAX_RANK);
+    t->rank = (int)tt->shape->n_dim;
+    t->dims = cv_arena_alloc(&M->arena, (tt->shape->n_dim + 1) * sizeof *t->dims);
+    if (!t->dims)
+        return nomem(im);
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        t->dims[i] = (carve_dim){-1, NULL};
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (d->dim_value < 0)
+                return cv_error(CTX, CARVE_ERR_INVALID, "%s: dim %zu is %lld", what, i, (long long)d->dim_value);
+            t->dims[i].value = d->dim_value;
+        } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && d->dim_param &&
+                   *d->dim_param) {
+            t->dims[i].param = str(im, d->dim_param);
+        }
+    }
+    return M->arena.failed ? nomem(im) : CARVE_OK;
+}
+
+static bool type_known(const cv_type *t) { return t->kind != CARVE_TYPE_UNKNOWN; }
+
+/* Applies a ValueInfoProto to value v. A second description must not
+ * contradict the first in element type. */
+static carve_status apply_value_info(imp *im, carve_value_id v, const Onnx__ValueInfoProto *vi,
+                                     const char *what)
+{
+    cv_type t;
+    char where[300];
+    snprintf(where, sizeof where, "%s '%s'", what, vi->name);
+    carve_status s = type_from_proto(im, vi->type, &t, where);
+    if (s)
+        return s;
+    cv_value *x = &M->values[v];
+    if (type_known(&t)) {
+        if (type_known(&x->type) && x->type.kind == CARVE_TYPE_TENSOR && t.kind == CARVE_TYPE_TENSOR &&
+            x->type.dtype && t.dtype && x->type.dtype != t.dtype)
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s: declared %s here but %s elsewhere", where,
+                            carve_dtype_name(t.dtype), carve_dtype_name(x->type.dtype));
+        x->type = t;
+    }
+    if (vi->doc_string && *vi->doc_string)
+        x->doc = str(im, vi->doc_string);
+    if (!raw_unknown(im, &x->raw, &vi->base))
+        return nomem(im);
+    return CARVE_OK;
+}
+
+/* ---------------------------------------------------------------- graphs */
+
+static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_graph_id g, int depth);
+
+static const char *node_label(imp *im, const Onnx__NodeProto *np, size_t idx)
+{
+    if (np->name && *np->name)
+        return cv_arena_printf(&M->arena, "node '%s' (%s)", np->name, np->op_type);
+    for (size_t i = 0; i < np->n_output; i++)
+        if (*np->output[i])
+            return cv_arena_printf(&M->arena, "node %s_%s (%s)", np->op_type, np->output[i], np->op_type);
+    return cv_arena_printf(&M->arena, "node #%zu (%s)", idx, np->op_type);
+}
+
+static carve_status import_attr(imp *im, carve_node_id n, const Onnx__AttributeProto *ap,
+                                const char *label, int depth)
+{
+    if (!ap->name || !*ap->name)
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: an attribute has no name", label);
+    carve_attr_kind k = ap->has_type ? (carve_attr_kind)ap->type : CARVE_ATTR_UNDEFINED;
+    if (k == CARVE_ATTR_UNDEFINED) {
+        /* IR < 3 models omit the type: infer it from the field that is set. */
+        k = ap->has_f ? CARVE_ATTR_FLOAT : ap->has_i ? CARVE_ATTR_INT : ap->has_s ? CARVE_ATTR_STRING
+          : ap->t ? CARVE_ATTR_TENSOR : ap->g ? CARVE_ATTR_GRAPH : ap->n_floats ? CARVE_ATTR_FLOATS
+          : ap->n_ints ? CARVE_ATTR_INTS : ap->n_strings ? CARVE_ATTR_STRINGS : ap->n_tensors ? CARVE_ATTR_TENSORS
+          : ap->n_graphs ? CARVE_ATTR_GRAPHS : CARVE_ATTR_UNDEFINED;
+    }
+    if ((int)k < 0 || k > CARVE_ATTR_TYPE_PROTOS)
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: attribute '%s' has unknown type %d", label, ap->name, (int)k);
+    for (uint32_t i = 0; i < M->nodes[n].n_attr; i++)
+        if (!strcmp(M->nodes[n].attr[i].name, ap->name))
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s: attribute '%s' is given twice", label, ap->name);
+    cv_attr *a = cv_node_attr_add(M, n, ap->name, k);
+    if (!a)
+        return nomem(im);
+    a->doc = opt_str(im, ap->doc_string);
+    a->ref_attr_name = opt_str(im, ap->ref_attr_name);
+    if (!raw_unknown(im, &a->raw, &ap->base))
+        return nomem(im);
+    char what[400];
+    snprintf(what, sizeof what, "%s: attribute '%s'", label, ap->name);
+    carve_status s = CARVE_OK;
+    switch (k) {
+    case CARVE_ATTR_FLOAT: a->u.f = ap->f; break;
+    case CARVE_ATTR_INT: a->u.i = ap->i; break;
+    case CARVE_ATTR_STRING:
+        a->u.s.n = ap->s.len;
+        a->u.s.p = cv_arena_memdup(&M->arena, ap->s.data, ap->s.len);
+        break;
+    case CARVE_ATTR_TENSOR:
+        if (!ap->t)
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s has type TENSOR but no tensor", what);
+        s = tensor_from_proto(im, ap->t, what, &a->u.t);
+        break;
+    case CARVE_ATTR_GRAPH: {
+        if (!ap->g)
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s has type GRAPH but no graph", what);
+        carve_graph_id sub = cv_graph_new(M, M->nodes[n].graph, ap->g->name);
+        if (sub == CARVE_NONE)
+            return carve_errcode(CTX);
+        M->graphs[sub].owner = n;
+        a = (cv_attr *)cv_node_attr_find(M, n, ap->name);
+        a->u.g = sub;
+        s = import_graph(im, ap->g, sub, depth + 1);
+        break;
+    }
+    case CARVE_ATTR_FLOATS:
+        a->n = (uint32_t)ap->n_floats;
+        a->u.floats = cv_arena_memdup(&M->arena, ap->floats, ap->n_floats * sizeof *ap->floats);
+        break;
+    case CARVE_ATTR_INTS:
+        a->n = (uint32_t)ap->n_ints;
+        a->u.ints = cv_arena_memdup(&M->arena, ap->ints, ap->n_ints * sizeof *ap->ints);
+        break;
+    case CARVE_ATTR_STRINGS:
+        a->n = (uint32_t)ap->n_strings;
+        a->u.strings = cv_arena_alloc(&M->arena, (ap->n_strings + 1) * sizeof *a->u.strings);
+        for (size_t i = 0; a->u.strings && i < ap->n_strings; i++)
+            a->u.strings[i] = (cv_bytes){cv_arena_memdup(&M->arena, ap->strings[i].data, ap->strings[i].len),
+                                         ap->strings[i].len};
+        break;
+    case CARVE_ATTR_TENSORS:
+        a->n = (uint32_t)ap->n_tensors;
+        a->u.tensors = cv_arena_alloc(&M->arena, (ap->n_tensors + 1) * sizeof *a->u.tensors);
+        for (size_t i = 0; a->u.tensors && i < ap->n_tensors && !s; i++)
+            s = tensor_from_proto(im, ap->tensors[i], what, &a->u.tensors[i]);
+        break;
+    case CARVE_ATTR_GRAPHS: {
+        uint32_t cnt = (uint32_t)ap->n_graphs;
+        carve_graph_id *gs = cv_arena_alloc(&M->arena, (cnt + 1) * sizeof *gs);
+        if (!gs)
+            return nomem(im);
+        a->n = cnt;
+        a->u.graphs = gs;
+        for (uint32_t i = 0; i < cnt && !s; i++) {
+            gs[i] = cv_graph_new(M, M->nodes[n].graph, ap->graphs[i]->name);
+            if (gs[i] == CARVE_NONE)
+                return carve_errcode(CTX);
+            M->graphs[gs[i]].owner = n;
+            s = import_graph(im, ap->graphs[i], gs[i], depth + 1);
+        }
+        break;
+    }
+    case CARVE_ATTR_SPARSE_TENSOR:
+    case CARVE_ATTR_TYPE_PROTO:
+    case CARVE_ATTR_SPARSE_TENSORS:
+    case CARVE_ATTR_TYPE_PROTOS: {
+        const ProtobufCMessage *const *msgs;
+        const ProtobufCMessage *one = k == CARVE_ATTR_SPARSE_TENSOR ? (const ProtobufCMessage *)ap->sparse_tensor
+                                                                   : (const ProtobufCMessage *)ap->tp;
+        size_t cnt;
+        if (k == CARVE_ATTR_SPARSE_TENSORS)
+            msgs = (const ProtobufCMessage *const *)ap->sparse_tensors, cnt = ap->n_sparse_tensors;
+        else if (k == CARVE_ATTR_TYPE_PROTOS)
+            msgs = (const ProtobufCMessage *const *)ap->type_protos, cnt = ap->n_type_protos;
+        else
+            msgs = &one, cnt = one ? 1 : 0;
+        a->n = (uint32_t)cnt;
+        a->u.opaque = cv_arena_alloc(&M->arena, (cnt + 1) * sizeof *a->u.opaque);
+        for (size_t i = 0; a->u.opaque && i < cnt; i++)
+            if (!opaque_bytes(im, &a->u.opaque[i], msgs[i]))
+                return nomem(im);
+        break;
+    }
+    case CARVE_ATTR_UNDEFINED: break;
+    }
+    if (s)
+        return s;
+    return M->arena.failed ? nomem(im) : CARVE_OK;
+}
+
+static carve_status define(imp *im, carve_graph_id g, const char *name, const char *what, carve_value_id *out)
+{
+    if (!name || !*name)
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s has an empty name", what);
+    carve_value_id old = cv_strmap_get(&M->graphs[g].scope, name);
+    if (old != CARVE_NONE) {
+        const cv_value *o = &M->values[old];
+        const char *first = o->init ? "an initializer" : o->is_input ? "a graph input" : "another node";
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: value '%s' is already defined by %s", what, name, first);
+    }
+    *out = cv_value_new(M, g, name);
+    return *out == CARVE_NONE ? carve_errcode(CTX) : CARVE_OK;
+}
+
+static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_graph_id g, int depth)
+{
+    if (depth > 64)
+        return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "subgraphs are nested more than 64 deep");
+    cv_graph *gr = &M->graphs[g];
+    gr->name = str(im, gp->name);
+    gr->doc = opt_str(im, gp->doc_string);
+    if (!raw_unknown(im, &gr->raw, &gp->base))
+        return nomem(im);
+    for (size_t i = 0; i < gp->n_quantization_annotation; i++)
+        if (!raw_message(im, &M->graphs[g].raw, 14, &gp->quantization_annotation[i]->base))
+            return nomem(im);
+    for (size_t i = 0; i < gp->n_sparse_initializer; i++)
+        if (!raw_message(im, &M->graphs[g].raw, 15, &gp->sparse_initializer[i]->base))
+            return nomem(im);
+    const char *gname = M->graphs[g].name;
+    carve_status s;
+
+    /* 1. initializers and inputs */
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        char what[300];
+        snprintf(what, sizeof what, "graph '%s': initializer '%s'", gname, tp->name ? tp->name : "");
+        carve_value_id v;
+        cv_tensor *t;
+        if ((s = define(im, g, tp->name, what, &v)) || (s = tensor_from_proto(im, tp, what, &t)))
+            return s;
+        cv_value *x = &M->values[v];
+        x->init = t;
+        t->name = x->name;
+        x->type.kind = CARVE_TYPE_TENSOR;
+        x->type.dtype = t->dtype;
+        x->type.rank = t->rank;
+        x->type.dims = cv_arena_alloc(&M->arena, ((size_t)t->rank + 1) * sizeof *x->type.dims);
+        if (!x->type.dims)
+            return nomem(im);
+        for (int d = 0; d < t->rank; d++)
+            x->type.dims[d] = (carve_dim){t->dims[d], NULL};
+        if (!cv_ids_push(&M->graphs[g].inits, v))
+            return nomem(im);
+    }
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        char what[300];
+        snprintf(what, sizeof what, "graph '%s': input %zu", gname, i);
+        carve_value_id v = vi->name ? cv_strmap_get(&M->graphs[g].scope, vi->name) : CARVE_NONE;
+        if (v != CARVE_NONE && M->values[v].is_input)
+            return cv_error(CTX, CARVE_ERR_INVALID, "%s: input '%s' is listed twice", what, vi->name);
+        if (v == CARVE_NONE && (s = define(im, g, vi->name, what, &v)))
+            return s;
+        /* An input that is also an initializer (IR < 4) is an input with a
+         * default value: the initializer keeps its type, checked by verify. */
+        cv_type keep = M->values[v].type;
+        if ((s = apply_value_info(im, v, vi, "input")))
+            return s;
+        if (M->values[v].init && keep.kind == CARVE_TYPE_TENSOR && M->values[v].type.kind != CARVE_TYPE_TENSOR)
+            M->values[v].type = keep;
+        M->values[v].is_input = true;
+        if (!cv_ids_push(&M->graphs[g].inputs, v))
+            return nomem(im);
+    }
+
+    /* 2. nodes and their outputs, so any node can read any of them */
+    uint32_t first_node = M->graphs[g].nodes.n;
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!np->op_type || !*np->op_type)
+            return cv_error(CTX, CARVE_ERR_INVALID, "graph '%s': node %zu has no op_type", gname, i);
+        const char *label = node_label(im, np, i);
+        if (!label)
+            return nomem(im);
+        carve_node_id n = cv_node_new(M, g, np->op_type, np->domain, (uint32_t)np->n_input, (uint32_t)np->n_output);
+        if (n == CARVE_NONE)
+            return carve_errcode(CTX);
+        cv_node *nd = &M->nodes[n];
+        nd->name = opt_str(im, np->name);
+        nd->doc = opt_str(im, np->doc_string);
+        if (!strcmp(nd->domain, "ai.onnx"))
+            nd->domain = "";
+        if (!raw_unknown(im, &nd->raw, &np->base))
+            return nomem(im);
+        for (size_t j = 0; j < np->n_output; j++) {
+            if (!*np->output[j])
+                continue;
+            carve_value_id v;
+            if ((s = define(im, g, np->output[j], label, &v)))
+                return s;
+            M->values[v].producer = n;
+            M->values[v].out_index = (uint32_t)j;
+            M->nodes[n].out[j] = v;
+        }
+    }
+
+    /* 3. attributes (subgraphs see every value of this graph now) and input
+     * references */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        carve_node_id n = M->graphs[g].nodes.v[first_node + i];
+        const char *label = node_label(im, np, i);
+        for (size_t j = 0; j < np->n_attribute; j++)
+            if ((s = import_attr(im, n, np->attribute[j], label, depth)))
+                return s;
+        for (size_t j = 0; j < np->n_input; j++) {
+            if (!*np->input[j])
+                continue;
+            carve_value_id v = carve_graph_find_value(M, g, np->input[j]);
+            if (v == CARVE_NONE)
+                return cv_error(CTX, CARVE_ERR_INVALID, "%s: input %zu '%s' is not defined", label, j,
+                                np->input[j]);
+            M->nodes[n].in[j] = v;
+        }
+    }
+
+    /* 4. outputs and value_info */
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        carve_value_id v = vi->name ? carve_graph_find_value(M, g, vi->name) : CARVE_NONE;
+        if (v == CARVE_NONE)
+            return cv_error(CTX, CARVE_ERR_INVALID, "graph '%s': output %zu '%s' is not defined", gname, i,
+                            vi->name ? vi->name : "");
+        if (M->values[v].graph == g && (s = apply_value_info(im, v, vi, "output")))
+            return s;
+        if (!cv_ids_push(&M->graphs[g].outputs, v))
+            return nomem(im);
+    }
+    for (size_t i = 0; i < gp->n_value_info; i++) {
+        const Onnx__ValueInfoProto *vi = gp->value_info[i];
+        carve_value_id v = vi->name ? cv_strmap_get(&M->graphs[g].scope, vi->name) : CARVE_NONE;
+        if (v == CARVE_NONE || M->values[v].is_input)
+            continue; /* describes nothing of this graph: dropped */
+        if ((s = apply_value_info(im, v, vi, "value_info")))
+            return s;
+    }
+    return M->arena.failed ? nomem(im) : CARVE_OK;
+}
+
+/* ---------------------------------------------------------------- model */
+
+static carve_status import_model(imp *im, const Onnx__ModelProto *mp)
+{
+    carve_model *m = M;
+    m->ir_version = mp->has_ir_version ? mp->ir_version : 0;
+    m->producer_name = opt_str(im, mp->producer_name);
+    m->producer_version = opt_str(im, mp->producer_version);
+    m->domain = opt_str(im, mp->domain);
+    m->has_model_version = mp->has_model_version;
+    m->model_version = mp->model_version;
+    m->doc = opt_str(im, mp->doc_string);
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *op = mp->opset_import[i];
+        carve_status s = carve_model_set_opset(m, op->domain, op->has_version ? op->version : 0);
+        if (s)
+            return s;
+    }
+    for (size_t i = 0; i < mp->n_metadata_props; i++) {
+        const Onnx__StringStringEntryProto *kv = mp->metadata_props[i];
+        carve_status s = carve_model_set_metadata(m, kv->key ? kv->key : "", kv->value ? kv->value : "");
+        if (s)
+            return s;
+    }
+    if (!raw_unknown(im, &m->raw, &mp->base))
+        return nomem(im);
+    for (size_t i = 0; i < mp->n_training_info; i++)
+        if (!raw_message(im, &m->raw, 20, &mp->training_info[i]->base))
+            return nomem(im);
+    for (size_t i = 0; i < mp->n_functions; i++)
+        if (!raw_message(im, &m->raw, 25, &mp->functions[i]->base))
+            return nomem(im);
+    if (!mp->graph)
+        return cv_error(m->ctx, CARVE_ERR_INVALID, "the model has no graph");
+    carve_status s = import_graph(im, mp->graph, 0, 0);
+    if (s)
+        return s;
+    if ((s = cv_names_assign(m)))
+        return s;
+    for (uint32_t g = 0; g < m->n_graphs; g++)
+        if ((s = cv_topo_sort(m, g)))
+            return s;
+    return carve_model_verify(m);
+}
+
+static carve_status load(carve_ctx *ctx, const void *data, size_t size, const char *base_dir,
+                         const char *source, carve_model **out)
+{
+    *out = NULL;
+    const char *who = source ? source : "model";
+    if (size == 0)
+        return cv_error(ctx, CARVE_ERR_PARSE, "%s: empty input, not an ONNX model", who);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&cv_pb_allocator, size, data);
+    if (!mp) {
+        char why[700];
+        if (cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
+            snprintf(why, sizeof why, "protobuf decoding failed");
+        return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
+    }
+    carve_model *m = carve_model_new(ctx);
+    if (!m) {
+        onnx__model_proto__free_unpacked(mp, &cv_pb_allocator);
+        return CARVE_ERR_NOMEM;
+    }
+    /* carve_model_new made an empty main graph; import fills it. */
+    imp im = {m, base_dir};
+    if (source)
+        m->source_path = cv_arena_strdup(&m->arena, source);
+    carve_status s = import_model(&im, mp);
+    onnx__model_proto__free_unpacked(mp, &cv_pb_allocator);
+    if (s) {
+        /* Keep the message: model free must not overwrite it. */
+        carve_model_free(m);
+        return s;
+    }
+    *out = m;
+    return CARVE_OK;
+}
+
+carve_status carve_model_load_memory(carve_ctx *ctx, const void *data, size_t size,
+                                     const carve_load_opts *opts, carve_model **out)
+{
+    if (!out || (!data && size))
+        return cv_error(ctx, CARVE_ERR_ARG, "load: no data or no place for the model");
+    return load(ctx, data, size, opts ? opts->base_dir : NULL, NULL, out);
+}
+
+carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve_load_opts *opts,
+                                   carve_model **out)
+{
+    if (!out || !path)
+        return cv_error(ctx, CARVE_ERR_ARG, "load: no path or no place for the model");
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cv_error(ctx, CARVE_ERR_IO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        fclose(f);
+        return cv_error(ctx, CARVE_ERR_IO, "%s: not a regular file", path);
+    }
+    size_t size = (size_t)st.st_size;
+    uint8_t *buf = cv_malloc(size ? size : 1);
+    if (!buf) {
+        fclose(f);
+        return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, size);
+    }
+    size_t got = fread(buf, 1, size, f);
+    fclose(f);
+    if (got != size) {
+        cv_free(buf);
+        return cv_error(ctx, CARVE_ERR_IO, "%s: short read (%zu of %zu bytes)", path, got, size);
+    }
+    char dirbuf[PATH_MAX];
+    snprintf(dirbuf, sizeof dirbuf, "%s", path);
+    const char *base = opts && opts->base_dir ? opts->base_dir : dirname(dirbuf);
+    carve_status s = load(ctx, buf, size, base, path, out);
+    cv_free(buf);
+    return s;
+}

@@ -1,0 +1,36 @@
+/* onnx_io.h: ONNX import and export internals. One section per file. */
+#ifndef CARVE_ONNX_IO_H
+#define CARVE_ONNX_IO_H
+
+#include "../ir/ir.h"
+#include "onnx.pb-c.h"
+
+/* ================================================================ wire.c */
+
+/* Walks protobuf bytes against a message descriptor and describes the first
+ * malformation ("graph.node[3].attribute[0]: length 900 runs past the end at
+ * byte 812"). Returns false with the text in msg when the bytes are bad. */
+bool cv_wire_check(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *d, char *msg,
+                   size_t msgsz);
+
+/* Writes v as a protobuf varint (at most 10 bytes); returns its length. */
+size_t cv_varint_put(uint8_t *out, uint64_t v);
+
+/* protobuf-c allocator on top of carve's allocator hook. */
+extern ProtobufCAllocator cv_pb_allocator;
+
+/* ================================================================ extdata.c */
+
+/* Maps `length` bytes at `offset` of file `location` (relative to base_dir)
+ * into memory. Refuses locations that leave base_dir. */
+carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *location,
+                            uint64_t offset, uint64_t length, bool has_length, size_t want,
+                            const char *tensor, const void **out);
+
+/* ================================================================ import.c */
+/* carve_model_load_file() / carve_model_load_memory() are public. */
+
+/* ================================================================ export.c */
+/* carve_model_save_file() / carve_model_save_memory() are public. */
+
+#endif /* CARVE_ONNX_IO_H */

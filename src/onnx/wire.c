@@ -1,0 +1,158 @@
+/* wire.c: a protobuf wire-format walker that explains why bytes are not a
+ * valid message. protobuf-c only says "failed"; users need "where". */
+#include "onnx_io.h"
+
+#include <string.h>
+
+static void *pb_alloc(void *u, size_t n) { (void)u; return cv_malloc(n); }
+static void pb_free(void *u, void *p) { (void)u; cv_free(p); }
+ProtobufCAllocator cv_pb_allocator = {pb_alloc, pb_free, NULL};
+
+typedef struct {
+    const uint8_t *base;
+    char *msg;
+    size_t msgsz;
+    char path[512];
+} walker;
+
+static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (*p >= end)
+            return false;
+        uint8_t b = *(*p)++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t cv_varint_put(uint8_t *out, uint64_t v)
+{
+    size_t k = 0;
+    do {
+        out[k] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            out[k] |= 0x80;
+        k++;
+    } while (v);
+    return k;
+}
+
+static bool bad(walker *w, const uint8_t *at, const char *what)
+{
+    snprintf(w->msg, w->msgsz, "%s%s%s at byte %zu", w->path[0] ? w->path : "",
+             w->path[0] ? ": " : "", what, (size_t)(at - w->base));
+    return false;
+}
+
+static int expected_wire(const ProtobufCFieldDescriptor *f)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_FLOAT: return 5;
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_FIXED64:
+    case PROTOBUF_C_TYPE_DOUBLE: return 1;
+    case PROTOBUF_C_TYPE_STRING:
+    case PROTOBUF_C_TYPE_BYTES:
+    case PROTOBUF_C_TYPE_MESSAGE: return 2;
+    default: return 0;
+    }
+}
+
+static bool walk(walker *w, const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d,
+                 int depth)
+{
+    if (depth > 64)
+        return bad(w, p, "messages nested more than 64 deep");
+    unsigned counts[64] = {0}; /* repeated index per field slot, for the path */
+    while (p < end) {
+        const uint8_t *field_start = p;
+        uint64_t key;
+        if (!varint(&p, end, &key))
+            return bad(w, field_start, "truncated field key");
+        uint32_t id = (uint32_t)(key >> 3);
+        int wt = (int)(key & 7);
+        if (id == 0)
+            return bad(w, field_start, "field number 0");
+        const ProtobufCFieldDescriptor *f = d ? protobuf_c_message_descriptor_get_field(d, id) : NULL;
+        uint64_t len = 0, tmp;
+        const uint8_t *payload = p;
+        switch (wt) {
+        case 0:
+            if (!varint(&p, end, &tmp))
+                return bad(w, field_start, "truncated varint");
+            break;
+        case 1:
+            if (end - p < 8)
+                return bad(w, field_start, "truncated 64-bit field");
+            p += 8;
+            break;
+        case 5:
+            if (end - p < 4)
+                return bad(w, field_start, "truncated 32-bit field");
+            p += 4;
+            break;
+        case 2:
+            if (!varint(&p, end, &len))
+                return bad(w, field_start, "truncated length");
+            if (len > (uint64_t)(end - p)) {
+                char t[160];
+                snprintf(t, sizeof t, "field %u%s%s: length %llu runs past the end", id, f ? " " : "",
+                         f ? f->name : "", (unsigned long long)len);
+                return bad(w, field_start, t);
+            }
+            payload = p;
+            p += len;
+            break;
+        default: {
+            char t[96];
+            snprintf(t, sizeof t, "field %u has invalid wire type %d", id, wt);
+            return bad(w, field_start, t);
+        }
+        }
+        if (!f)
+            continue; /* unknown field: kept verbatim, any wire type is fine */
+        int want = expected_wire(f);
+        bool packed_ok = f->label == PROTOBUF_C_LABEL_REPEATED && wt == 2 && want != 2;
+        if (wt != want && !packed_ok) {
+            char t[160];
+            snprintf(t, sizeof t, "field %u (%s) has wire type %d, expected %d", id, f->name, wt, want);
+            return bad(w, field_start, t);
+        }
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE && wt == 2) {
+            size_t keep = strlen(w->path);
+            unsigned idx = counts[(f - d->fields) & 63]++;
+            if (f->label == PROTOBUF_C_LABEL_REPEATED)
+                snprintf(w->path + keep, sizeof w->path - keep, "%s%s[%u]", keep ? "." : "", f->name, idx);
+            else
+                snprintf(w->path + keep, sizeof w->path - keep, "%s%s", keep ? "." : "", f->name);
+            if (!walk(w, payload, payload + len, f->descriptor, depth + 1))
+                return false;
+            w->path[keep] = 0;
+        } else if (packed_ok) {
+            const uint8_t *q = payload, *qe = payload + len;
+            int unit = want == 5 ? 4 : want == 1 ? 8 : 0;
+            if (unit && len % (uint64_t)unit)
+                return bad(w, field_start, "packed field length is not a whole number of elements");
+            while (!unit && q < qe)
+                if (!varint(&q, qe, &tmp))
+                    return bad(w, q, "truncated varint in packed field");
+        }
+    }
+    return true;
+}
+
+bool cv_wire_check(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *d, char *msg,
+                   size_t msgsz)
+{
+    walker w = {p, msg, msgsz, {0}};
+    return walk(&w, p, p + n, d, 0);
+}
