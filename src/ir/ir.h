@@ -167,6 +167,7 @@ typedef struct cv_node {
     cv_attr *attr;
     cv_raw raw;
     bool named_by_carve; /* the input had no name: carve made one up */
+    bool dead;           /* removed from its graph by a pass; its name stays taken */
 } cv_node;
 
 typedef struct cv_value {
@@ -235,6 +236,15 @@ const cv_attr *cv_node_attr_find(const carve_model *m, carve_node_id n, const ch
 bool cv_model_nomem(carve_model *m); /* true (and error set) if the arena failed */
 /* Is graph `outer` equal to `inner` or one of its ancestors? */
 bool cv_graph_encloses(const carve_model *m, carve_graph_id outer, carve_graph_id inner);
+/* Removes node n from its graph's node list (it stays in m->nodes, dead, so
+ * ids and names never shift). Its outputs lose their producer. */
+void cv_node_remove(carve_model *m, carve_node_id n);
+/* Moves the last `count` nodes of graph g to position `at` of its list. */
+void cv_graph_move_tail(carve_model *m, carve_graph_id g, uint32_t count, uint32_t at);
+/* Position of node n in its graph's list, CARVE_NONE if not listed. */
+uint32_t cv_graph_node_pos(const carve_model *m, carve_node_id n);
+/* A value name not yet used in graph g's scope: base, base#2, ... */
+const char *cv_value_unique_name(carve_model *m, carve_graph_id g, const char *base);
 /* Dense tensor in the arena from raw bytes (copied). */
 cv_tensor *cv_tensor_new(carve_model *m, carve_dtype dtype, int rank, const int64_t *dims,
                          const void *data, size_t nbytes);

@@ -704,3 +704,53 @@ const void *carve_value_data(const carve_model *m, carve_value_id v, size_t *nby
         *nbytes = t->nbytes;
     return t->data;
 }
+
+/* ---------------------------------------------------------------- rewriting */
+
+uint32_t cv_graph_node_pos(const carve_model *m, carve_node_id n)
+{
+    const cv_graph *g = &m->graphs[m->nodes[n].graph];
+    for (uint32_t i = 0; i < g->nodes.n; i++)
+        if (g->nodes.v[i] == n)
+            return i;
+    return CARVE_NONE;
+}
+
+void cv_node_remove(carve_model *m, carve_node_id n)
+{
+    cv_node *nd = &m->nodes[n];
+    cv_graph *g = &m->graphs[nd->graph];
+    uint32_t pos = cv_graph_node_pos(m, n);
+    if (pos != CARVE_NONE) {
+        memmove(&g->nodes.v[pos], &g->nodes.v[pos + 1], (g->nodes.n - pos - 1) * sizeof *g->nodes.v);
+        g->nodes.n--;
+    }
+    for (uint32_t i = 0; i < nd->n_out; i++)
+        if (nd->out[i] != CARVE_NONE && m->values[nd->out[i]].producer == n)
+            m->values[nd->out[i]].producer = CARVE_NONE;
+    nd->dead = true;
+}
+
+void cv_graph_move_tail(carve_model *m, carve_graph_id g, uint32_t count, uint32_t at)
+{
+    cv_ids *l = &m->graphs[g].nodes;
+    if (count == 0 || at >= l->n - count)
+        return;
+    uint32_t tmp_small[64];
+    uint32_t *tmp = count <= 64 ? tmp_small : cv_malloc(count * sizeof *tmp);
+    if (!tmp)
+        return;
+    memcpy(tmp, &l->v[l->n - count], count * sizeof *tmp);
+    memmove(&l->v[at + count], &l->v[at], (l->n - count - at) * sizeof *l->v);
+    memcpy(&l->v[at], tmp, count * sizeof *tmp);
+    if (tmp != tmp_small)
+        cv_free(tmp);
+}
+
+const char *cv_value_unique_name(carve_model *m, carve_graph_id g, const char *base)
+{
+    const char *name = base;
+    for (uint32_t k = 2; carve_graph_find_value(m, g, name) != CARVE_NONE; k++)
+        name = cv_arena_printf(&m->arena, "%s#%u", base, k);
+    return name == base ? cv_arena_strdup(&m->arena, base) : name;
+}

@@ -712,3 +712,10 @@ carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve
     cv_free(buf);
     return s;
 }
+
+carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const char *what, const char *base_dir,
+                            cv_tensor **out)
+{
+    imp im = {m, base_dir};
+    return tensor_from_proto(&im, tp, what, out);
+}

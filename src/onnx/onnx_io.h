@@ -30,6 +30,11 @@ carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *lo
 /* ================================================================ import.c */
 /* carve_model_load_file() / carve_model_load_memory() are public. */
 
+/* Converts one TensorProto into a tensor in m's arena (external data is
+ * resolved against base_dir). `what` names it in errors. */
+carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const char *what, const char *base_dir,
+                            cv_tensor **out);
+
 /* ================================================================ export.c */
 /* carve_model_save_file() / carve_model_save_memory() are public. */
 

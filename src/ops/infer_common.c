@@ -1,0 +1,71 @@
+/* infer_common.c: inference shared by many ops (same type, broadcasting,
+ * non-tensor). Op-specific inference lives beside the op's kernel. */
+#include "ops.h"
+
+#include <string.h>
+
+carve_status cv_infer_like(cv_ictx *c, uint32_t out, uint32_t in, carve_dtype dtype)
+{
+    const cv_type *t = cv_infer_in(c, in);
+    if (!t || t->kind != CARVE_TYPE_TENSOR)
+        return cv_infer_set(c, out, dtype, -1, NULL);
+    return cv_infer_set(c, out, dtype ? dtype : t->dtype, t->rank, t->dims);
+}
+
+carve_status i_same(cv_ictx *c) { return cv_infer_like(c, 0, 0, CARVE_UNDEFINED); }
+carve_status i_same_bool(cv_ictx *c) { return cv_infer_like(c, 0, 0, CARVE_BOOL); }
+carve_status i_nontensor(cv_ictx *c) { (void)c; return CARVE_OK; }
+
+/* Broadcasts inputs [first, first+count) symbolically. */
+static carve_status bcast(cv_ictx *c, uint32_t first, uint32_t count, carve_dtype dtype)
+{
+    const cv_node *n = &c->m->nodes[c->node];
+    int rank = 0;
+    carve_dim dims[CARVE_MAX_RANK];
+    for (uint32_t i = first; i < first + count && i < n->n_in; i++) {
+        const cv_type *t = cv_infer_in(c, i);
+        if (!t || t->kind != CARVE_TYPE_TENSOR || t->rank < 0)
+            return cv_infer_set(c, 0, dtype, -1, NULL);
+        int r = t->rank > rank ? t->rank : rank;
+        carve_dim nd[CARVE_MAX_RANK];
+        for (int d = 0; d < r; d++) {
+            carve_dim a = d < r - rank ? (carve_dim){1, NULL} : dims[d - (r - rank)];
+            carve_dim b = d < r - t->rank ? (carve_dim){1, NULL} : t->dims[d - (r - t->rank)];
+            if (a.value == 1)
+                nd[d] = b;
+            else if (b.value == 1)
+                nd[d] = a;
+            else if (a.value >= 0 && b.value >= 0) {
+                if (a.value != b.value)
+                    return cv_error(c->m->ctx, CARVE_ERR_INVALID,
+                                    "node '%s' (%s): input shapes do not broadcast (dim %lld against %lld)", n->name,
+                                    n->op, (long long)a.value, (long long)b.value);
+                nd[d] = a;
+            } else if (a.value >= 0)
+                nd[d] = a;
+            else if (b.value >= 0)
+                nd[d] = b;
+            else if (a.param && b.param && !strcmp(a.param, b.param))
+                nd[d] = a;
+            else
+                nd[d] = (carve_dim){-1, NULL};
+        }
+        memcpy(dims, nd, (size_t)r * sizeof *nd);
+        rank = r;
+    }
+    return cv_infer_set(c, 0, dtype, rank, dims);
+}
+
+carve_status i_bcast(cv_ictx *c)
+{
+    const cv_type *t = cv_infer_in(c, 0);
+    return bcast(c, 0, c->m->nodes[c->node].n_in, t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED);
+}
+
+carve_status i_bcast_bool(cv_ictx *c) { return bcast(c, 0, c->m->nodes[c->node].n_in, CARVE_BOOL); }
+
+carve_status i_where(cv_ictx *c)
+{
+    const cv_type *t = cv_infer_in(c, 1);
+    return bcast(c, 0, 3, t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED);
+}

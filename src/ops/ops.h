@@ -1,0 +1,205 @@
+/*
+ * ops.h: the op library. One table (optable.def) is the source of truth for
+ * every op type carve knows: arity, flags (core, composite, pure, data-
+ * dependent shape), which inputs decide the output shape by value, the
+ * reference kernel, type and shape inference, and the decomposition of
+ * composite ops. Kernels live in one file per family (k_*.c), runtime values
+ * in src/runtime/val.c.
+ */
+#ifndef CARVE_OPS_H
+#define CARVE_OPS_H
+
+#include "../ir/ir.h"
+
+/* ================================================================ values (src/runtime/val.c) */
+
+typedef enum cv_val_kind {
+    CV_VAL_TENSOR = 0,
+    CV_VAL_SEQUENCE, /* items[0..n_items) are tensors of dtype `dtype` */
+    CV_VAL_NONE      /* an empty optional */
+} cv_val_kind;
+
+/* A value at run time. Reference counted: kernels never modify their inputs;
+ * a kernel may return an input as an output with cv_val_ref(). */
+typedef struct cv_val {
+    int refs;
+    cv_val_kind kind;
+    carve_dtype dtype;
+    int rank;
+    int64_t dims[CARVE_MAX_RANK];
+    size_t nelem;
+    size_t nbytes;
+    void *data;      /* CARVE_STRING: char *[nelem], each string malloc'd */
+    bool borrowed;   /* data belongs to an initializer or a mapping */
+    bool optional;   /* wrapped in an optional (Optional op outputs) */
+    uint32_t n_items;
+    struct cv_val **items;
+} cv_val;
+
+/* A zero-filled tensor; NULL on NOMEM or when dims are negative/too large. */
+cv_val *cv_val_new(carve_dtype dtype, int rank, const int64_t *dims);
+/* Same shape and dtype as v (zero-filled). */
+cv_val *cv_val_like(const cv_val *v);
+cv_val *cv_val_like_dtype(const cv_val *v, carve_dtype dtype);
+cv_val *cv_val_scalar_f32(float x);
+cv_val *cv_val_scalar_i64(int64_t x);
+/* Wraps an initializer's data without copying. */
+cv_val *cv_val_from_tensor(const cv_tensor *t);
+cv_val *cv_val_clone(const cv_val *v);
+cv_val *cv_val_sequence(carve_dtype elem, uint32_t n, cv_val **items); /* takes refs of items */
+cv_val *cv_val_none(void);
+cv_val *cv_val_ref(cv_val *v);
+void cv_val_unref(cv_val *v);
+/* Same shape, data as v (shares nothing); dims replaced (Reshape & co). */
+cv_val *cv_val_reshaped(const cv_val *v, int rank, const int64_t *dims);
+
+/* Element access through double / int64: slow, for shape-like tensors and
+ * generic fallbacks only. float16, bfloat16, float8 and 4-bit types are
+ * decoded. */
+double cv_val_get_f64(const cv_val *v, size_t i);
+int64_t cv_val_get_i64(const cv_val *v, size_t i);
+void cv_val_set_f64(cv_val *v, size_t i, double x);
+void cv_val_set_i64(cv_val *v, size_t i, int64_t x);
+/* A float32 copy of any numeric tensor (for kernels that compute in f32). */
+cv_val *cv_val_to_f32(const cv_val *v);
+/* Converts a float32 tensor to dtype (round to nearest even for f16/bf16). */
+cv_val *cv_val_from_f32(const cv_val *f, carve_dtype dtype);
+bool cv_dtype_is_float(carve_dtype t);   /* f16, bf16, f32, f64, f8 */
+bool cv_dtype_is_int(carve_dtype t);     /* signed and unsigned ints, 4-bit too */
+bool cv_dtype_is_signed(carve_dtype t);
+
+/* float16 / bfloat16 / float8 conversions (src/runtime/half.c). */
+float cv_f16_to_f32(uint16_t h);
+uint16_t cv_f32_to_f16(float f);
+float cv_bf16_to_f32(uint16_t h);
+uint16_t cv_f32_to_bf16(float f);
+float cv_f8_to_f32(uint8_t x, carve_dtype t);
+uint8_t cv_f32_to_f8(float f, carve_dtype t, bool saturate);
+
+/* Broadcasting (numpy rules). Fails when shapes do not broadcast. */
+bool cv_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *rank, int64_t *dims);
+/* For output element index i, the index into an input of rank r / dims d
+ * broadcast to (orank, odims). Precompute strides with cv_bcast_strides(). */
+void cv_bcast_strides(int r, const int64_t *d, int orank, const int64_t *odims, int64_t *strides);
+size_t cv_nelem(int rank, const int64_t *dims);
+
+/* ================================================================ kernels */
+
+struct cv_interp;
+
+typedef struct cv_kctx {
+    carve_model *m;
+    carve_node_id node;
+    int64_t opset;             /* version of the node's domain */
+    struct cv_interp *interp;  /* runs subgraphs for control-flow ops */
+} cv_kctx;
+
+/* in[i] is NULL for an omitted optional input. The kernel sets out[i] for
+ * every output it produces (out[i] may stay NULL for an omitted optional
+ * output). Inputs are never modified. */
+typedef carve_status (*cv_kernel_fn)(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out);
+
+/* Reports "node 'NAME' (OP): <message>" on the model's context. */
+carve_status cv_kerr(cv_kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+carve_status cv_knomem(cv_kctx *k);
+
+/* Attribute readers with defaults. */
+int64_t cv_attr_i(const carve_model *m, carve_node_id n, const char *name, int64_t dflt);
+float cv_attr_f(const carve_model *m, carve_node_id n, const char *name, float dflt);
+/* NUL-terminated copy is not made: returns the arena string (strings set by
+ * ONNX have no NULs in practice; len via carve_node_attr_string). */
+const char *cv_attr_s(const carve_model *m, carve_node_id n, const char *name, const char *dflt);
+/* Count of an INTS/FLOATS/STRINGS attribute, -1 when absent. */
+int cv_attr_ints(const carve_model *m, carve_node_id n, const char *name, const int64_t **v);
+int cv_attr_floats(const carve_model *m, carve_node_id n, const char *name, const float **v);
+const cv_tensor *cv_attr_t(const carve_model *m, carve_node_id n, const char *name);
+carve_graph_id cv_attr_g(const carve_model *m, carve_node_id n, const char *name);
+
+/* ================================================================ inference */
+
+typedef struct cv_ictx {
+    carve_model *m;
+    carve_node_id node;
+    int64_t opset;
+    /* Known value of input i (an initializer, a Constant, or folded), or
+     * NULL. Lets Reshape/Expand/Slice... infer exact shapes. */
+    const cv_val *(*const_input)(struct cv_ictx *c, uint32_t i);
+    void *user;
+} cv_ictx;
+
+/* Sets output i's type. Errors if a known type contradicts it. */
+carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims);
+/* Input i's type (NULL when the input is omitted). */
+const cv_type *cv_infer_in(cv_ictx *c, uint32_t i);
+typedef carve_status (*cv_infer_fn)(cv_ictx *c);
+/* Output `out` gets input `in`'s shape, with dtype (or in's dtype when
+ * CARVE_UNDEFINED). */
+carve_status cv_infer_like(cv_ictx *c, uint32_t out, uint32_t in, carve_dtype dtype);
+
+/* ================================================================ decomposition */
+
+/* A rewriter replacing one node by pieces inserted at its place. Pieces are
+ * named "<node>/<piece>" (unique with #2...), the last piece writes the
+ * original outputs, so consumers and graph outputs are untouched. */
+typedef struct cv_rw {
+    carve_model *m;
+    carve_node_id node;
+    carve_graph_id graph;
+    cv_ids pieces;
+} cv_rw;
+/* A new piece; outs[i] == CARVE_NONE makes a fresh value "<node>/<piece>:i". */
+carve_node_id cv_rw_node(cv_rw *rw, const char *op, const char *piece, uint32_t n_in,
+                         const carve_value_id *ins, uint32_t n_out, const carve_value_id *outs);
+carve_value_id cv_rw_const(cv_rw *rw, const char *piece, carve_dtype dtype, int rank, const int64_t *dims,
+                           const void *data, size_t nbytes);
+carve_value_id cv_rw_scalar_f(cv_rw *rw, const char *piece, carve_dtype dtype, double x);
+carve_value_id cv_rw_ints(cv_rw *rw, const char *piece, size_t n, const int64_t *v);
+typedef carve_status (*cv_decomp_fn)(cv_rw *rw);
+/* Decomposes node n with its op's decomposition: the pieces replace it in
+ * place and n is removed. CARVE_ERR_UNSUPPORTED when the op has none. */
+carve_status cv_decompose_node(carve_model *m, carve_node_id n);
+
+/* ================================================================ the table */
+
+enum {
+    CV_OP_CORE = 1 << 0,      /* the default CPU fallback runtime has it */
+    CV_OP_COMPOSITE = 1 << 1, /* has a decomposition into core ops */
+    CV_OP_IMPURE = 1 << 2,    /* random: never folded, never deduplicated */
+    CV_OP_DATADEP = 1 << 3,   /* output shape always depends on input values */
+    CV_OP_CONTROL = 1 << 4,   /* has subgraphs (If, Loop, Scan) */
+    CV_OP_NONTENSOR = 1 << 5, /* reads or writes sequences/optionals */
+    CV_OP_QUANT = 1 << 6      /* quantization op (QuantizeLinear & co) */
+};
+
+typedef struct cv_op_def {
+    const char *name;
+    const char *domain;
+    int since;                 /* first opset version this row covers */
+    uint8_t in_min, in_max, out_min, out_max;
+    uint32_t flags;
+    uint32_t shape_inputs;     /* bit i: input i's values decide output shapes */
+    cv_kernel_fn kernel;
+    cv_infer_fn infer;
+    cv_decomp_fn decompose;
+} cv_op_def;
+
+/* The row for (domain, op) at `opset`: the row with the largest since <=
+ * opset. NULL when carve does not know the op at that version. */
+const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset);
+/* The row for a node of a model (its domain's opset). */
+const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n);
+size_t cv_op_count(void);
+const cv_op_def *cv_op_at(size_t i);
+
+/* Declarations of every kernel, inference and decomposition function. */
+#define OP(name, dom, since, imin, imax, omin, omax, flags, shape_in, kernel, infer, decomp) \
+    carve_status kernel(cv_kctx *, cv_val **, uint32_t, cv_val **, uint32_t);                \
+    carve_status infer(cv_ictx *);
+#include "optable.def"
+#undef OP
+#define OP(name, dom, since, imin, imax, omin, omax, flags, shape_in, kernel, infer, decomp) \
+    carve_status decomp(cv_rw *);
+#include "optable.def"
+#undef OP
+
+#endif /* CARVE_OPS_H */

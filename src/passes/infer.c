@@ -1,0 +1,183 @@
+/* infer.c: type and shape inference over the whole model.
+ *
+ * Walks every graph in topological order (subgraphs before the node that
+ * holds them) and asks each node's op for its output types. Values known at
+ * compile time (initializers, Constants, and results of pure ops on them,
+ * within a size budget) are computed with the reference kernels, so shape
+ * arithmetic (Shape -> Gather -> Concat -> Reshape) yields exact shapes. */
+#include "passes.h"
+
+#include <string.h>
+
+typedef struct {
+    carve_model *m;
+    cv_val **known; /* by value id */
+    size_t max_elems;
+} ipass;
+
+static const cv_val *const_input(cv_ictx *c, uint32_t i)
+{
+    ipass *p = c->user;
+    const cv_node *n = &c->m->nodes[c->node];
+    if (i >= n->n_in || n->in[i] == CARVE_NONE)
+        return NULL;
+    return p->known[n->in[i]];
+}
+
+const cv_type *cv_infer_in(cv_ictx *c, uint32_t i)
+{
+    const cv_node *n = &c->m->nodes[c->node];
+    if (i >= n->n_in || n->in[i] == CARVE_NONE)
+        return NULL;
+    return &c->m->values[n->in[i]].type;
+}
+
+carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims)
+{
+    carve_model *m = c->m;
+    const cv_node *n = &m->nodes[c->node];
+    if (i >= n->n_out || n->out[i] == CARVE_NONE)
+        return CARVE_OK;
+    cv_value *v = &m->values[n->out[i]];
+    cv_type *t = &v->type;
+    if (t->kind == CARVE_TYPE_OTHER)
+        return CARVE_OK;
+    if (t->kind == CARVE_TYPE_TENSOR) {
+        if (t->dtype && dtype && t->dtype != dtype)
+            return cv_error(m->ctx, CARVE_ERR_INVALID,
+                            "node '%s' (%s): output %u '%s' is %s by inference but the model declares %s",
+                            n->name, n->op, i, v->name, carve_dtype_name(dtype), carve_dtype_name(t->dtype));
+        if (t->rank >= 0 && rank >= 0 && t->rank != rank)
+            return cv_error(m->ctx, CARVE_ERR_INVALID,
+                            "node '%s' (%s): output %u '%s' has rank %d by inference but the model declares rank %d",
+                            n->name, n->op, i, v->name, rank, t->rank);
+        for (int d = 0; t->rank >= 0 && rank >= 0 && dims && d < rank; d++)
+            if (t->dims[d].value >= 0 && dims[d].value >= 0 && t->dims[d].value != dims[d].value)
+                return cv_error(m->ctx, CARVE_ERR_INVALID,
+                                "node '%s' (%s): output %u '%s' dim %d is %lld by inference but the model declares %lld",
+                                n->name, n->op, i, v->name, d, (long long)dims[d].value, (long long)t->dims[d].value);
+    }
+    /* Merge: what inference knows wins, declared names fill its gaps. */
+    carve_dim merged[CARVE_MAX_RANK];
+    int r = rank >= 0 ? rank : t->kind == CARVE_TYPE_TENSOR ? t->rank : -1;
+    for (int d = 0; d < r && r <= CARVE_MAX_RANK; d++) {
+        carve_dim x = rank >= 0 && dims ? dims[d] : (carve_dim){-1, NULL};
+        if (x.value < 0 && !x.param && t->kind == CARVE_TYPE_TENSOR && t->rank == r)
+            x = t->dims[d];
+        merged[d] = x;
+    }
+    carve_dtype dt = dtype ? dtype : t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED;
+    return carve_value_set_type(m, n->out[i], dt, r, merged);
+}
+
+static bool all_known(ipass *p, const cv_node *n)
+{
+    for (uint32_t i = 0; i < n->n_in; i++)
+        if (n->in[i] != CARVE_NONE && !p->known[n->in[i]])
+            return false;
+    return true;
+}
+
+/* Runs a pure op on known inputs; its outputs become known. */
+static void try_compute(ipass *p, carve_node_id id, const cv_op_def *def)
+{
+    carve_model *m = p->m;
+    const cv_node *n = &m->nodes[id];
+    if (!def || (def->flags & (CV_OP_IMPURE | CV_OP_CONTROL | CV_OP_NONTENSOR)) || !all_known(p, n) ||
+        n->n_in > 16 || n->n_out > 8)
+        return;
+    size_t total = 0;
+    for (uint32_t i = 0; i < n->n_in; i++)
+        if (n->in[i] != CARVE_NONE)
+            total += p->known[n->in[i]]->nelem;
+    if (total > p->max_elems)
+        return;
+    cv_val *in[16] = {0}, *out[8] = {0};
+    for (uint32_t i = 0; i < n->n_in; i++)
+        in[i] = n->in[i] == CARVE_NONE ? NULL : p->known[n->in[i]];
+    cv_kctx k = {m, id, carve_model_opset(m, n->domain), NULL};
+    carve_ctx saved = *m->ctx; /* a failing kernel here is not an error of inference */
+    carve_status s = def->kernel(&k, in, n->n_in, out, n->n_out);
+    *m->ctx = saved;
+    for (uint32_t j = 0; j < n->n_out; j++) {
+        if (!s && n->out[j] != CARVE_NONE && out[j] && out[j]->kind == CV_VAL_TENSOR &&
+            out[j]->nelem <= p->max_elems) {
+            p->known[n->out[j]] = out[j];
+            continue;
+        }
+        cv_val_unref(out[j]);
+    }
+}
+
+static carve_status infer_graph(ipass *p, carve_graph_id g);
+
+static carve_status infer_node(ipass *p, carve_node_id id)
+{
+    carve_model *m = p->m;
+    const cv_node *n = &m->nodes[id];
+    for (uint32_t j = 0; j < n->n_attr; j++) {
+        const cv_attr *a = &n->attr[j];
+        uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+        for (uint32_t k = 0; k < cnt; k++) {
+            carve_status s = infer_graph(p, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k]);
+            if (s)
+                return s;
+        }
+    }
+    const cv_op_def *def = cv_op_for_node(m, id);
+    if (!def)
+        return CARVE_OK; /* unknown op: its outputs keep what the model declares */
+    try_compute(p, id, def);
+    bool computed = n->n_out > 0;
+    for (uint32_t j = 0; j < n->n_out; j++)
+        if (n->out[j] != CARVE_NONE && !p->known[n->out[j]])
+            computed = false;
+    cv_ictx c = {m, id, carve_model_opset(m, n->domain), const_input, p};
+    if (computed) {
+        for (uint32_t j = 0; j < n->n_out; j++) {
+            if (n->out[j] == CARVE_NONE)
+                continue;
+            const cv_val *v = p->known[n->out[j]];
+            carve_dim d[CARVE_MAX_RANK];
+            for (int r = 0; r < v->rank; r++)
+                d[r] = (carve_dim){v->dims[r], NULL};
+            carve_status s = cv_infer_set(&c, j, v->dtype, v->rank, d);
+            if (s)
+                return s;
+        }
+        return CARVE_OK;
+    }
+    return def->infer ? def->infer(&c) : CARVE_OK;
+}
+
+static carve_status infer_graph(ipass *p, carve_graph_id g)
+{
+    carve_model *m = p->m;
+    cv_graph *gr = &m->graphs[g];
+    for (uint32_t i = 0; i < gr->inits.n; i++) {
+        carve_value_id v = gr->inits.v[i];
+        if (!m->values[v].is_input && !p->known[v] && m->values[v].init->nelem <= p->max_elems)
+            p->known[v] = cv_val_from_tensor(m->values[v].init);
+    }
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        carve_status s = infer_node(p, gr->nodes.v[i]);
+        if (s)
+            return s;
+    }
+    return CARVE_OK;
+}
+
+carve_status cv_infer_model(carve_model *m, const cv_infer_opts *opts)
+{
+    ipass p = {m, cv_malloc(((size_t)m->n_values + 1) * sizeof(cv_val *)),
+               opts && opts->max_const_elems ? opts->max_const_elems : 65536};
+    if (!p.known)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory in inference");
+    memset(p.known, 0, ((size_t)m->n_values + 1) * sizeof(cv_val *));
+    uint32_t n_values = m->n_values;
+    carve_status s = infer_graph(&p, 0);
+    for (uint32_t i = 0; i < n_values; i++)
+        cv_val_unref(p.known[i]);
+    cv_free(p.known);
+    return s;
+}

@@ -1,0 +1,54 @@
+/* runtime.h: the reference interpreter. One section per file. */
+#ifndef CARVE_RUNTIME_H
+#define CARVE_RUNTIME_H
+
+#include "../ops/ops.h"
+
+/* ================================================================ interp.c */
+
+/* Per-graph schedule: which values die after each node. Built lazily. */
+typedef struct cv_sched {
+    bool built;
+    uint32_t *release_start; /* per node position, into release[] */
+    uint32_t *release;       /* value ids */
+} cv_sched;
+
+/* A hook that may run a node instead of its reference kernel (target
+ * simulators). Returns CARVE_ERR_UNSUPPORTED to fall through. */
+typedef carve_status (*cv_node_hook)(cv_kctx *k, const cv_op_def *def, cv_val **in, uint32_t n_in,
+                                     cv_val **out, uint32_t n_out, void *user);
+
+typedef struct cv_interp {
+    carve_model *m;
+    cv_val **env;         /* by value id, model-wide */
+    cv_sched *sched;      /* by graph id */
+    const cv_op_def **defs; /* by node id */
+    uint32_t n_values, n_graphs, n_nodes;
+    cv_node_hook hook;
+    void *hook_user;
+    uint64_t rng_seed;    /* random ops: seed when the node has none */
+    int depth;
+} cv_interp;
+
+carve_status cv_interp_init(cv_interp *ip, carve_model *m);
+void cv_interp_free(cv_interp *ip);
+/* Runs graph g. inputs[i] binds the graph's i-th input (NULL: use the
+ * initializer default, an error if there is none); outputs[i] receive a
+ * reference each. Subgraph runs read outer values from the same env. */
+carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_val **outputs);
+
+/* ================================================================ tensor_io.c */
+
+typedef enum cv_pb_kind { CV_PB_TENSOR, CV_PB_SEQUENCE, CV_PB_OPTIONAL } cv_pb_kind;
+/* Reads a value from ONNX TensorProto bytes (.pb), or a SequenceProto /
+ * OptionalProto of tensors. *name receives the proto's name (malloc'd) or
+ * NULL. */
+carve_status cv_val_read_pb(carve_ctx *ctx, const void *data, size_t n, cv_pb_kind kind, cv_val **out, char **name);
+/* What a graph input of type t expects in a .pb file. */
+cv_pb_kind cv_pb_kind_of(const cv_type *t);
+/* Reads .npy or .pb (by the file's magic). */
+carve_status cv_val_read_file(carve_ctx *ctx, const char *path, cv_pb_kind kind, cv_val **out);
+/* Writes .npy (numpy dtypes) or .pb by the path's extension. */
+carve_status cv_val_write_file(carve_ctx *ctx, const cv_val *v, const char *path);
+
+#endif

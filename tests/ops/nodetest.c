@@ -1,0 +1,280 @@
+/* nodetest.c: runs ONNX backend node test cases (a folder with model.onnx
+ * and test_data_set_N/{input,output}_K.pb) on carve's reference kernels and
+ * compares with the expected outputs, with a tolerance per dtype and per op
+ * (tolerances.h, also documented in docs/kernels.md).
+ *
+ *   nodetest [-q] [--known FILE] CASE_DIR...
+ *
+ * Cases listed in the known-failures file are expected to fail; one of them
+ * passing is reported too (so the list stays true). Closes with
+ * "N passed, N failed". */
+#define _DEFAULT_SOURCE
+#include "runtime/runtime.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    const char *op;
+    double atol, rtol;
+    const char *why;
+} tol_row;
+
+#include "tolerances.h"
+
+static void tolerance(const char *op, carve_dtype dt, double *atol, double *rtol)
+{
+    *atol = 1e-4, *rtol = 1e-4;
+    if (dt == CARVE_FLOAT16 || dt == CARVE_BFLOAT16)
+        *atol = 1e-2, *rtol = 1e-2;
+    for (size_t i = 0; i < sizeof tolerances / sizeof *tolerances; i++)
+        if (!strcmp(tolerances[i].op, op)) {
+            if (tolerances[i].atol > *atol)
+                *atol = tolerances[i].atol;
+            if (tolerances[i].rtol > *rtol)
+                *rtol = tolerances[i].rtol;
+        }
+}
+
+static bool compare(const cv_val *got, const cv_val *want, const char *op, char *why, size_t whysz)
+{
+    if (got->kind != want->kind) {
+        snprintf(why, whysz, "kind %d, expected %d", got->kind, want->kind);
+        return false;
+    }
+    if (want->kind == CV_VAL_NONE)
+        return true;
+    if (want->kind == CV_VAL_SEQUENCE) {
+        if (got->n_items != want->n_items) {
+            snprintf(why, whysz, "sequence of %u, expected %u", got->n_items, want->n_items);
+            return false;
+        }
+        for (uint32_t i = 0; i < want->n_items; i++)
+            if (!compare(got->items[i], want->items[i], op, why, whysz))
+                return false;
+        return true;
+    }
+    if (got->dtype != want->dtype) {
+        snprintf(why, whysz, "dtype %s, expected %s", carve_dtype_name(got->dtype), carve_dtype_name(want->dtype));
+        return false;
+    }
+    bool shape_ok = got->rank == want->rank;
+    for (int i = 0; shape_ok && i < want->rank; i++)
+        shape_ok = got->dims[i] == want->dims[i];
+    if (!shape_ok) {
+        char a[256] = "", b[256] = "";
+        size_t ka = 0, kb = 0;
+        for (int i = 0; i < got->rank; i++)
+            ka += (size_t)snprintf(a + ka, sizeof a - ka, "%lld,", (long long)got->dims[i]);
+        for (int i = 0; i < want->rank; i++)
+            kb += (size_t)snprintf(b + kb, sizeof b - kb, "%lld,", (long long)want->dims[i]);
+        snprintf(why, whysz, "shape [%s], expected [%s]", a, b);
+        return false;
+    }
+    if (want->dtype == CARVE_STRING) {
+        for (size_t i = 0; i < want->nelem; i++)
+            if (strcmp(((char **)got->data)[i], ((char **)want->data)[i])) {
+                snprintf(why, whysz, "element %zu is '%s', expected '%s'", i, ((char **)got->data)[i],
+                         ((char **)want->data)[i]);
+                return false;
+            }
+        return true;
+    }
+    bool fl = cv_dtype_is_float(want->dtype) || want->dtype == CARVE_COMPLEX64 || want->dtype == CARVE_COMPLEX128;
+    if (want->dtype == CARVE_COMPLEX64 || want->dtype == CARVE_COMPLEX128) {
+        /* compare as float/double pairs */
+        size_t n = want->nelem * 2;
+        double atol, rtol;
+        tolerance(op, CARVE_FLOAT, &atol, &rtol);
+        for (size_t i = 0; i < n; i++) {
+            double a = want->dtype == CARVE_COMPLEX64 ? ((float *)got->data)[i] : ((double *)got->data)[i];
+            double b = want->dtype == CARVE_COMPLEX64 ? ((float *)want->data)[i] : ((double *)want->data)[i];
+            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
+                snprintf(why, whysz, "element %zu: %.9g, expected %.9g", i / 2, a, b);
+                return false;
+            }
+        }
+        return true;
+    }
+    double atol, rtol;
+    tolerance(op, want->dtype, &atol, &rtol);
+    for (size_t i = 0; i < want->nelem; i++) {
+        if (fl) {
+            double a = cv_val_get_f64(got, i), b = cv_val_get_f64(want, i);
+            if (isnan(b) && isnan(a))
+                continue;
+            if (isinf(b) && a == b)
+                continue;
+            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
+                snprintf(why, whysz, "element %zu: %.9g, expected %.9g (atol %g rtol %g)", i, a, b, atol, rtol);
+                return false;
+            }
+        } else if (cv_val_get_i64(got, i) != cv_val_get_i64(want, i)) {
+            snprintf(why, whysz, "element %zu: %lld, expected %lld", i, (long long)cv_val_get_i64(got, i),
+                     (long long)cv_val_get_i64(want, i));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The op under test: the last node's op (test models are one node, or a
+ * function body expanded, whose tolerance is the last op's). */
+static const char *main_op(const carve_model *m)
+{
+    size_t n = carve_graph_node_count(m, 0);
+    return n ? carve_node_op(m, carve_graph_node(m, 0, n - 1)) : "";
+}
+
+static bool run_case(const char *dir, char *why, size_t whysz)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = NULL;
+    bool ok = false;
+    cv_interp ip = {0};
+    if (carve_model_load_file(ctx, path, NULL, &m)) {
+        snprintf(why, whysz, "load: %s", carve_errmsg(ctx));
+        goto out;
+    }
+    if (cv_interp_init(&ip, m)) {
+        snprintf(why, whysz, "%s", carve_errmsg(ctx));
+        goto out;
+    }
+    const char *op = main_op(m);
+    int sets = 0;
+    for (int set = 0;; set++) {
+        char sd[4096];
+        snprintf(sd, sizeof sd, "%s/test_data_set_%d", dir, set);
+        struct stat st;
+        if (stat(sd, &st) != 0)
+            break;
+        sets++;
+        cv_graph *g = &m->graphs[0];
+        uint32_t n_in = g->inputs.n, n_out = g->outputs.n;
+        cv_val **in = calloc(n_in + 1, sizeof *in), **out = calloc(n_out + 1, sizeof *out);
+        bool set_ok = true;
+        for (uint32_t i = 0; i < n_in && set_ok; i++) {
+            snprintf(path, sizeof path, "%s/input_%u.pb", sd, i);
+            if (stat(path, &st) != 0)
+                continue; /* optional input left out */
+            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&m->values[g->inputs.v[i]].type), &in[i])) {
+                snprintf(why, whysz, "%s", carve_errmsg(ctx));
+                set_ok = false;
+            }
+        }
+        if (set_ok && cv_interp_run(&ip, 0, in, out)) {
+            snprintf(why, whysz, "run: %s", carve_errmsg(ctx));
+            set_ok = false;
+        }
+        for (uint32_t i = 0; i < n_out && set_ok; i++) {
+            snprintf(path, sizeof path, "%s/output_%u.pb", sd, i);
+            cv_val *want = NULL;
+            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&m->values[g->outputs.v[i]].type), &want)) {
+                snprintf(why, whysz, "%s", carve_errmsg(ctx));
+                set_ok = false;
+                break;
+            }
+            char w[600];
+            if (!compare(out[i], want, op, w, sizeof w)) {
+                snprintf(why, whysz, "set %d output %u '%s': %s", set, i, m->values[g->outputs.v[i]].name, w);
+                set_ok = false;
+            }
+            cv_val_unref(want);
+        }
+        for (uint32_t i = 0; i < n_in; i++)
+            cv_val_unref(in[i]);
+        for (uint32_t i = 0; i < n_out; i++)
+            cv_val_unref(out[i]);
+        free(in);
+        free(out);
+        if (!set_ok)
+            goto out;
+    }
+    if (!sets) {
+        snprintf(why, whysz, "no test_data_set_0");
+        goto out;
+    }
+    ok = true;
+out:
+    cv_interp_free(&ip);
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+    return ok;
+}
+
+static char **known;
+static size_t n_known;
+
+static void load_known(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(stderr, "nodetest: cannot read %s\n", file);
+        exit(2);
+    }
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, " \t\n")] = 0;
+        known = realloc(known, (n_known + 1) * sizeof *known);
+        known[n_known++] = strdup(line);
+    }
+    fclose(f);
+}
+
+static bool is_known(const char *dir)
+{
+    const char *base = strrchr(dir, '/');
+    base = base && base[1] ? base + 1 : dir;
+    for (size_t i = 0; i < n_known; i++)
+        if (!strcmp(known[i], base))
+            return true;
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    bool quiet = false;
+    int pass = 0, fail = 0, xfail = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-q")) {
+            quiet = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--known") && i + 1 < argc) {
+            load_known(argv[++i]);
+            continue;
+        }
+        char why[1200] = "";
+        char d[4096];
+        snprintf(d, sizeof d, "%s", argv[i]);
+        size_t l = strlen(d);
+        while (l > 1 && d[l - 1] == '/')
+            d[--l] = 0;
+        bool ok = run_case(d, why, sizeof why);
+        bool expected_fail = is_known(d);
+        if (ok && !expected_fail) {
+            pass++;
+            if (!quiet)
+                printf("ok    %s\n", d);
+        } else if (!ok && expected_fail) {
+            xfail++;
+            if (!quiet)
+                printf("known %s: %s\n", d, why);
+        } else if (ok) {
+            fail++;
+            printf("FAIL  %s: passes but is listed as a known failure; remove it from the list\n", d);
+        } else {
+            fail++;
+            printf("FAIL  %s: %s\n", d, why);
+        }
+    }
+    printf("%d passed, %d failed, %d skipped\n", pass, fail, xfail);
+    return fail ? 1 : 0;
+}
