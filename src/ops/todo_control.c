@@ -128,36 +128,6 @@ carve_status k_multinomial(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
     return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
 }
 
-carve_status k_stringnormalizer(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
-carve_status k_window(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
-carve_status k_dft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
-carve_status k_stft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
-carve_status k_melweightmatrix(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
 carve_status i_if(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_loop(cv_ictx *c) { (void)c; return CARVE_OK; }
@@ -181,13 +151,3 @@ carve_status i_random(cv_ictx *c) { (void)c; return CARVE_OK; }
 carve_status i_randomlike(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_multinomial(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_stringnormalizer(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_window(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_dft(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_stft(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_melweightmatrix(cv_ictx *c) { (void)c; return CARVE_OK; }

@@ -110,24 +110,6 @@ carve_status k_dynquantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
     return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
 }
 
-carve_status k_roialign(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
-carve_status k_gridsample(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
-carve_status k_nms(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
 carve_status i_conv(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_convtranspose(cv_ictx *c) { (void)c; return CARVE_OK; }
@@ -159,11 +141,5 @@ carve_status i_quantize(cv_ictx *c) { (void)c; return CARVE_OK; }
 carve_status i_dequantize(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_dynquantize(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_roialign(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_gridsample(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_nms(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status d_gemm(cv_rw *rw) { (void)rw; return CARVE_ERR_UNSUPPORTED; }

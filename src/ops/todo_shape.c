@@ -146,18 +146,6 @@ carve_status k_dropout(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uin
     return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
 }
 
-carve_status k_cast(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
-carve_status k_castlike(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
 carve_status k_gather(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     (void)in, (void)n_in, (void)out, (void)n_out;
@@ -206,12 +194,6 @@ carve_status k_compress(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
     return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
 }
 
-carve_status k_resize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)in, (void)n_in, (void)out, (void)n_out;
-    return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): no kernel yet", k->m->nodes[k->node].name, k->m->nodes[k->node].op);
-}
-
 carve_status i_constant(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_reshape(cv_ictx *c) { (void)c; return CARVE_OK; }
@@ -254,10 +236,6 @@ carve_status i_spacetodepth(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_dropout(cv_ictx *c) { (void)c; return CARVE_OK; }
 
-carve_status i_cast(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_castlike(cv_ictx *c) { (void)c; return CARVE_OK; }
-
 carve_status i_gather(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_gatherelements(cv_ictx *c) { (void)c; return CARVE_OK; }
@@ -269,8 +247,6 @@ carve_status i_nonzero(cv_ictx *c) { (void)c; return CARVE_OK; }
 carve_status i_unique(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status i_compress(cv_ictx *c) { (void)c; return CARVE_OK; }
-
-carve_status i_resize(cv_ictx *c) { (void)c; return CARVE_OK; }
 
 carve_status d_depthtospace(cv_rw *rw) { (void)rw; return CARVE_ERR_UNSUPPORTED; }
 
