@@ -312,6 +312,37 @@ carve_value_id carve_graph_find_value(const carve_model *m, carve_graph_id g, co
 /* Initializer data (raw bytes) of a value, NULL when not an initializer. */
 const void *carve_value_data(const carve_model *m, carve_value_id v, size_t *nbytes);
 
+/* ---------------------------------------------------------------- running */
+
+/* A tensor at run time (reference counted inside; release with
+ * carve_tensor_free). */
+typedef struct carve_tensor carve_tensor;
+
+/* A zero-filled tensor; NULL when the shape is invalid or too large. */
+carve_tensor *carve_tensor_new(carve_dtype dtype, int rank, const int64_t *dims);
+void carve_tensor_free(carve_tensor *t);
+carve_dtype carve_tensor_dtype(const carve_tensor *t);
+int carve_tensor_rank(const carve_tensor *t);
+const int64_t *carve_tensor_dims(const carve_tensor *t);
+/* Raw little-endian element bytes (not for CARVE_STRING). */
+void *carve_tensor_data(carve_tensor *t, size_t *nbytes);
+size_t carve_tensor_count(const carve_tensor *t);
+/* Element i as a double (any numeric dtype, float16/bfloat16/float8/int4
+ * decoded), and the reverse (rounded to nearest even, ints truncated). */
+double carve_tensor_get(const carve_tensor *t, size_t i);
+void carve_tensor_set(carve_tensor *t, size_t i, double x);
+/* Reads a .npy file or an ONNX TensorProto (.pb). */
+carve_status carve_tensor_read(carve_ctx *ctx, const char *path, carve_tensor **out);
+/* Writes .npy when the path ends in .npy, else a TensorProto. */
+carve_status carve_tensor_write(carve_ctx *ctx, const carve_tensor *t, const char *path);
+
+/* Runs the model on carve's reference kernels. inputs[i] binds the main
+ * graph's i-th input (NULL: its initializer default; an error if it has
+ * none). Inputs are checked against the declared dtypes and shapes, and
+ * symbolic dims must bind consistently. outputs[i] receives the i-th
+ * output (release each with carve_tensor_free). */
+carve_status carve_model_run(carve_model *m, carve_tensor *const *inputs, carve_tensor **outputs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,6 +10,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"inspect", cmd_inspect, "show a model's inputs, outputs, opsets, ops and node names"},
+    {"run", cmd_run, "run a model on carve's reference CPU kernels"},
 };
 
 static void help(FILE *f)

@@ -12,6 +12,7 @@ enum { EXIT_OK = 0, EXIT_MODEL = 1, EXIT_USAGE = 2 };
 
 /* Each command: argc/argv start at the command name. */
 int cmd_inspect(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 
 /* Prints "carve CMD: msg" and the hint to use --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -21,7 +21,7 @@ typedef enum cv_val_kind {
 
 /* A value at run time. Reference counted: kernels never modify their inputs;
  * a kernel may return an input as an output with cv_val_ref(). */
-typedef struct cv_val {
+typedef struct carve_tensor {
     int refs;
     cv_val_kind kind;
     carve_dtype dtype;
@@ -33,8 +33,9 @@ typedef struct cv_val {
     bool borrowed;   /* data belongs to an initializer or a mapping */
     bool optional;   /* wrapped in an optional (Optional op outputs) */
     uint32_t n_items;
-    struct cv_val **items;
-} cv_val;
+    struct carve_tensor **items;
+} carve_tensor;
+typedef carve_tensor cv_val; /* the public carve_tensor is this struct */
 
 /* A zero-filled tensor; NULL on NOMEM or when dims are negative/too large. */
 cv_val *cv_val_new(carve_dtype dtype, int rank, const int64_t *dims);
