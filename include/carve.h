@@ -118,6 +118,9 @@ typedef uint32_t carve_graph_id;
 /* ---------------------------------------------------------------- model */
 
 typedef struct carve_model carve_model;
+/* A target profile (JSON, see docs/targets.md): the ops an accelerator
+ * supports and its rules; or a CPU profile for the fallback side. */
+typedef struct carve_target carve_target;
 
 typedef struct carve_load_opts {
     /* Folder that external-data locations are relative to. Required for
@@ -342,6 +345,60 @@ carve_status carve_tensor_write(carve_ctx *ctx, const carve_tensor *t, const cha
  * symbolic dims must bind consistently. outputs[i] receives the i-th
  * output (release each with carve_tensor_free). */
 carve_status carve_model_run(carve_model *m, carve_tensor *const *inputs, carve_tensor **outputs);
+/* The same, with Delegate bodies of target t run under t's simulator (for
+ * built-in targets a Delegate finds its profile by name anyway). */
+carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve_tensor *const *inputs,
+                                    carve_tensor **outputs);
+
+/* ---------------------------------------------------------------- targets */
+
+/* A profile shipped with carve: "htp", "gpu", "lpai", "cpu". */
+carve_status carve_target_builtin(carve_ctx *ctx, const char *name, carve_target **out);
+carve_status carve_target_load_file(carve_ctx *ctx, const char *path, carve_target **out);
+void carve_target_free(carve_target *t);
+const char *carve_target_name(const carve_target *t);
+
+/* ---------------------------------------------------------------- lowering */
+
+typedef struct carve_lower_opts {
+    /* The CPU fallback profile: which ops the CPU runtime has. NULL: the
+     * core set (carve's built-in "cpu" profile). */
+    const carve_target *cpu;
+    /* Skip lists: node names as in the input model, op types. */
+    const char *const *cpu_nodes;
+    size_t n_cpu_nodes;
+    const char *const *cpu_ops;
+    size_t n_cpu_ops;
+    /* Partitions with fewer nodes go to CPU (0 or 1: no limit). */
+    uint32_t min_partition_nodes;
+    /* Legalizations to leave out (tests prove each one matters):
+     * bit 0 int64->int32, bit 1 uint8 cast via int32, bit 2 Slice clamp. */
+    uint32_t disable_legalize;
+} carve_lower_opts;
+
+/* What lowering did: where each node of the input model went and why. */
+typedef struct carve_report carve_report;
+
+/* Lowers m in place for target t: capability checks, minimal valid
+ * partitioning, the target's rules applied to the real partitions to a fixed
+ * point (kept-whole ops delegated whole or decomposed on CPU), each partition
+ * replaced by an ai.carve Delegate node carrying its legalized body. The
+ * model verifies afterwards; on error it is left unchanged only up to the
+ * failing round, so callers should discard it. *report may be NULL. */
+carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lower_opts *opts, carve_report **report);
+/* The report as JSON (docs/report.md); valid while the report lives. */
+const char *carve_report_json(carve_report *r);
+/* A few lines for humans: nodes delegated, partitions, rounds, reasons. */
+const char *carve_report_summary(carve_report *r);
+void carve_report_free(carve_report *r);
+
+/* Writes each Delegate body of a lowered model as a standalone ONNX model
+ * DIR/<delegate name>.onnx (the form a vendor's converter takes): the body's
+ * inputs and outputs, the outer constants it reads as initializers. */
+carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count);
+
+/* Fixes symbolic dim `name` to `value` in every value of the model. */
+carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"inspect", cmd_inspect, "show a model's inputs, outputs, opsets, ops and node names"},
+    {"lower", cmd_lower, "lower a model for a target: delegate partitions, CPU fallback, report"},
+    {"check", cmd_check, "lower, run both models on the same inputs and compare the outputs"},
     {"run", cmd_run, "run a model on carve's reference CPU kernels"},
 };
 

@@ -6,6 +6,7 @@
 
 #include "carve.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 enum { EXIT_OK = 0, EXIT_MODEL = 1, EXIT_USAGE = 2 };
@@ -13,6 +14,30 @@ enum { EXIT_OK = 0, EXIT_MODEL = 1, EXIT_USAGE = 2 };
 /* Each command: argc/argv start at the command name. */
 int cmd_inspect(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_lower(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+/* Inputs given on the command line: --input NAME=FILE, --dim NAME=VALUE,
+ * --random-inputs SEED (run and check share them). */
+typedef struct cli_kv {
+    char *name;
+    const char *value;
+} cli_kv;
+typedef struct cli_inputs {
+    cli_kv ins[64], dims[64];
+    int n_ins, n_dims;
+    bool have_seed;
+    uint64_t seed;
+} cli_inputs;
+/* Takes argv[*i] (and its value) if it is one of those options: 1 taken,
+ * 0 not ours, -1 a usage error (already printed). */
+int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *i);
+/* in[] (one per main-graph input): files given, then seeded random values for
+ * the rest when a seed was given. false: printed why. */
+bool cli_inputs_make(carve_ctx *ctx, const carve_model *m, const cli_inputs *ci, const char *cmd, carve_tensor **in);
+void cli_inputs_free(cli_inputs *ci);
+/* Parses a comma-separated list into a malloc'd array of strings. */
+char **cli_split_list(const char *s, size_t *n);
 
 /* Prints "carve CMD: msg" and the hint to use --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,6 +1,8 @@
 /* cli_util.c: helpers the commands share. */
 #include "cli.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 carve_model *cli_load(carve_ctx *ctx, const char *path)
@@ -41,4 +43,163 @@ const char *cli_type_str(const carve_model *m, carve_value_id v, char *buf, size
     PUT("]");
 #undef PUT
     return buf;
+}
+
+int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    cli_kv *kv = NULL;
+    if (!strcmp(a, "--input") || !strcmp(a, "--dim")) {
+        bool is_in = !strcmp(a, "--input");
+        int *n = is_in ? &ci->n_ins : &ci->n_dims;
+        if (*n == 64) {
+            cli_usage_error(cmd, "%s given more than 64 times", a);
+            return -1;
+        }
+        const char *arg = has_val ? argv[++*i] : "";
+        const char *eq = strchr(arg, '=');
+        if (!eq || eq == arg || !eq[1]) {
+            cli_usage_error(cmd, "%s takes %s", a, is_in ? "NAME=FILE" : "NAME=VALUE");
+            return -1;
+        }
+        kv = is_in ? &ci->ins[(*n)++] : &ci->dims[(*n)++];
+        kv->name = malloc((size_t)(eq - arg) + 1);
+        memcpy(kv->name, arg, (size_t)(eq - arg));
+        kv->name[eq - arg] = 0;
+        kv->value = eq + 1;
+        if (!is_in) {
+            char *e;
+            long long x = strtoll(kv->value, &e, 10);
+            if (*e || x < 0) {
+                cli_usage_error(cmd, "--dim %s: '%s' is not a size", kv->name, kv->value);
+                return -1;
+            }
+        }
+        return 1;
+    }
+    if (!strcmp(a, "--random-inputs")) {
+        char *e;
+        if (!has_val) {
+            cli_usage_error(cmd, "--random-inputs takes a seed");
+            return -1;
+        }
+        ci->seed = strtoull(argv[++*i], &e, 10);
+        if (*e) {
+            cli_usage_error(cmd, "--random-inputs: '%s' is not a number", argv[*i]);
+            return -1;
+        }
+        ci->have_seed = true;
+        return 1;
+    }
+    return 0;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+static carve_tensor *random_input(const carve_model *m, carve_value_id v, uint64_t *seed, const cli_inputs *ci,
+                                  char *err, size_t errsz)
+{
+    if (carve_value_type_kind(m, v) != CARVE_TYPE_TENSOR || carve_value_rank(m, v) < 0) {
+        snprintf(err, errsz, "input '%s' has no known tensor shape: give it with --input", carve_value_name(m, v));
+        return NULL;
+    }
+    int r = carve_value_rank(m, v);
+    int64_t d[CARVE_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        carve_dim x = carve_value_dim(m, v, i);
+        d[i] = x.value >= 0 ? x.value : 1;
+        for (int k = 0; x.param && k < ci->n_dims; k++)
+            if (!strcmp(ci->dims[k].name, x.param))
+                d[i] = strtoll(ci->dims[k].value, NULL, 10);
+    }
+    carve_dtype dt = carve_value_dtype(m, v);
+    bool is_float = dt == CARVE_FLOAT || dt == CARVE_DOUBLE || dt == CARVE_FLOAT16 || dt == CARVE_BFLOAT16;
+    bool is_int = dt == CARVE_INT8 || dt == CARVE_UINT8 || dt == CARVE_INT16 || dt == CARVE_UINT16 ||
+                  dt == CARVE_INT32 || dt == CARVE_UINT32 || dt == CARVE_INT64 || dt == CARVE_UINT64;
+    if (!is_float && !is_int && dt != CARVE_BOOL) {
+        snprintf(err, errsz, "input '%s': random values of %s are not supported; give it with --input",
+                 carve_value_name(m, v), carve_dtype_name(dt));
+        return NULL;
+    }
+    carve_tensor *t = carve_tensor_new(dt, r, d);
+    if (!t) {
+        snprintf(err, errsz, "input '%s': cannot make a %s tensor of that shape", carve_value_name(m, v),
+                 carve_dtype_name(dt));
+        return NULL;
+    }
+    for (size_t i = 0; i < carve_tensor_count(t); i++) {
+        double u = (double)rng_next(seed) / 9007199254740992.0;
+        carve_tensor_set(t, i, is_float ? u * 2 - 1 : is_int ? (double)(int)(u * 10) : (double)(u < 0.5));
+    }
+    return t;
+}
+
+bool cli_inputs_make(carve_ctx *ctx, const carve_model *m, const cli_inputs *ci, const char *cmd, carve_tensor **in)
+{
+    carve_graph_id g = carve_model_main_graph(m);
+    size_t n_in = carve_graph_input_count(m, g);
+    for (int k = 0; k < ci->n_ins; k++) {
+        size_t i = 0;
+        while (i < n_in && strcmp(carve_value_name(m, carve_graph_input(m, g, i)), ci->ins[k].name))
+            i++;
+        if (i == n_in) {
+            fprintf(stderr, "carve %s: the model has no input '%s'\n", cmd, ci->ins[k].name);
+            return false;
+        }
+        carve_tensor_free(in[i]);
+        in[i] = NULL;
+        if (carve_tensor_read(ctx, ci->ins[k].value, &in[i]) != CARVE_OK) {
+            fprintf(stderr, "carve %s: input '%s': %s\n", cmd, ci->ins[k].name, carve_errmsg(ctx));
+            return false;
+        }
+    }
+    uint64_t s = ci->seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < n_in; i++) {
+        carve_value_id v = carve_graph_input(m, g, i);
+        if (in[i] || !ci->have_seed || carve_value_data(m, v, NULL))
+            continue;
+        char err[512];
+        in[i] = random_input(m, v, &s, ci, err, sizeof err);
+        if (!in[i]) {
+            fprintf(stderr, "carve %s: %s\n", cmd, err);
+            return false;
+        }
+    }
+    return true;
+}
+
+void cli_inputs_free(cli_inputs *ci)
+{
+    for (int k = 0; k < ci->n_ins; k++)
+        free(ci->ins[k].name);
+    for (int k = 0; k < ci->n_dims; k++)
+        free(ci->dims[k].name);
+    ci->n_ins = ci->n_dims = 0;
+}
+
+char **cli_split_list(const char *s, size_t *n)
+{
+    size_t cap = 1;
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
+    char **out = calloc(cap + 1, sizeof *out);
+    *n = 0;
+    const char *p = s;
+    while (out && *p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len) {
+            out[*n] = malloc(len + 1);
+            memcpy(out[*n], p, len);
+            out[*n][len] = 0;
+            (*n)++;
+        }
+        p += len + (e ? 1 : 0);
+    }
+    return out;
 }

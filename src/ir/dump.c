@@ -1,4 +1,9 @@
-/* dump.c: a deterministic text form of the IR, for tests and golden files. */
+/* dump.c: a deterministic text form of the IR, for tests and golden files.
+ *
+ * Nodes are listed in a topological order that does not depend on the order
+ * of a graph's node list (cv_topo_canonical), so one model read from files
+ * that list its nodes in different orders dumps the same. A graph that cannot
+ * be ordered (a cycle, in a model not verified) is listed as it stands. */
 #include "ir.h"
 
 #include <string.h>
@@ -199,8 +204,21 @@ static void dump_graph(cv_buf *b, const carve_model *m, carve_graph_id g, int de
         put_tensor(b, v->init);
         cv_buf_puts(b, "\n");
     }
-    for (uint32_t i = 0; i < gr->nodes.n; i++) {
-        const cv_node *n = &m->nodes[gr->nodes.v[i]];
+    carve_node_id *order = cv_malloc(((size_t)gr->nodes.n + 1) * sizeof *order);
+    if (!order) {
+        b->failed = true;
+        return;
+    }
+    carve_status st = cv_topo_canonical(m, g, order);
+    if (st == CARVE_ERR_NOMEM) {
+        cv_free(order);
+        b->failed = true;
+        return;
+    }
+    if (st != CARVE_OK && gr->nodes.n)
+        memcpy(order, gr->nodes.v, gr->nodes.n * sizeof *order);
+    for (uint32_t i = 0; i < gr->nodes.n && !b->failed; i++) {
+        const cv_node *n = &m->nodes[order[i]];
         indent(b, depth + 1);
         cv_buf_printf(b, "node %s = %s%s%s(", n->name, *n->domain ? n->domain : "", *n->domain ? "." : "",
                       n->op);
@@ -228,6 +246,7 @@ static void dump_graph(cv_buf *b, const carve_model *m, carve_graph_id g, int de
         for (uint32_t j = 0; j < n->n_attr; j++)
             dump_attr(b, m, &n->attr[j], depth + 2);
     }
+    cv_free(order);
     for (uint32_t i = 0; i < gr->outputs.n; i++) {
         indent(b, depth + 1);
         cv_buf_puts(b, "output ");

@@ -65,6 +65,7 @@ typedef struct cv_strmap {
 uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed);
 bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val); /* replaces */
 uint32_t cv_strmap_get(const cv_strmap *m, const char *key);      /* CARVE_NONE if absent */
+void cv_strmap_del(cv_strmap *m, const char *key);
 void cv_strmap_free(cv_strmap *m);
 
 /* ================================================================ ctx.c */
@@ -241,6 +242,8 @@ bool cv_graph_encloses(const carve_model *m, carve_graph_id outer, carve_graph_i
 void cv_node_remove(carve_model *m, carve_node_id n);
 /* Moves the last `count` nodes of graph g to position `at` of its list. */
 void cv_graph_move_tail(carve_model *m, carve_graph_id g, uint32_t count, uint32_t at);
+/* Moves value v (defined in its graph) into graph g's scope. */
+bool cv_value_move(carve_model *m, carve_value_id v, carve_graph_id g);
 /* Position of node n in its graph's list, CARVE_NONE if not listed. */
 uint32_t cv_graph_node_pos(const carve_model *m, carve_node_id n);
 /* A value name not yet used in graph g's scope: base, base#2, ... */
@@ -266,6 +269,12 @@ const char *cv_names_derive(carve_model *m, carve_node_id n, carve_node_id from,
 /* Stable topological order of graph g's nodes (file order wherever the
  * dependencies allow). On a cycle, fails naming a node on it. */
 carve_status cv_topo_sort(carve_model *m, carve_graph_id g);
+/* The nodes of graph g, in a topological order that does not depend on the
+ * order of its node list: among ready nodes, the smallest name first. Node
+ * names do not depend on file order (names.c), so neither does this order.
+ * Writes the graph's node count of ids to out; does not change the model and
+ * sets no error: returns CARVE_ERR_NOMEM, or CARVE_ERR_INVALID on a cycle. */
+carve_status cv_topo_canonical(const carve_model *m, carve_graph_id g, carve_node_id *out);
 /* Values defined outside graph g that g or its subgraphs read (captures),
  * appended to out without duplicates. */
 bool cv_graph_captures(const carve_model *m, carve_graph_id g, cv_ids *out);

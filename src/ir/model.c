@@ -754,3 +754,12 @@ const char *cv_value_unique_name(carve_model *m, carve_graph_id g, const char *b
         name = cv_arena_printf(&m->arena, "%s#%u", base, k);
     return name == base ? cv_arena_strdup(&m->arena, base) : name;
 }
+
+bool cv_value_move(carve_model *m, carve_value_id v, carve_graph_id g)
+{
+    cv_value *x = &m->values[v];
+    if (cv_strmap_get(&m->graphs[x->graph].scope, x->name) == v)
+        cv_strmap_del(&m->graphs[x->graph].scope, x->name);
+    x->graph = g;
+    return cv_strmap_put(&m->graphs[g].scope, x->name, v);
+}

@@ -81,3 +81,28 @@ void cv_strmap_free(cv_strmap *m)
     cv_free(m->vals);
     memset(m, 0, sizeof *m);
 }
+
+void cv_strmap_del(cv_strmap *m, const char *key)
+{
+    if (!m->cap)
+        return;
+    uint32_t mask = m->cap - 1, j = (uint32_t)hash_str(key) & mask;
+    while (m->keys[j] && strcmp(m->keys[j], key))
+        j = (j + 1) & mask;
+    if (!m->keys[j])
+        return;
+    /* backward-shift deletion keeps every probe chain unbroken */
+    m->keys[j] = NULL;
+    m->n--;
+    for (uint32_t k = (j + 1) & mask; m->keys[k]; k = (k + 1) & mask) {
+        uint32_t home = (uint32_t)hash_str(m->keys[k]) & mask;
+        /* move k back to j if its home is not cyclically within (j, k] */
+        bool stays = j < k ? (home > j && home <= k) : (home > j || home <= k);
+        if (!stays) {
+            m->keys[j] = m->keys[k];
+            m->vals[j] = m->vals[k];
+            m->keys[k] = NULL;
+            j = k;
+        }
+    }
+}

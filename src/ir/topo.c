@@ -1,6 +1,8 @@
-/* topo.c: stable topological sort and subgraph captures. */
+/* topo.c: topological sorts (stable, and independent of file order) and
+ * subgraph captures. */
 #include "ir.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static bool push_unique(cv_ids *out, uint32_t x)
@@ -95,14 +97,14 @@ typedef struct {
     uint32_t *start, *pred;
 } edges;
 
-static carve_status build_edges(carve_model *m, carve_graph_id g, const uint32_t *pos, edges *e)
+static bool build_edges(const carve_model *m, carve_graph_id g, const uint32_t *pos, edges *e)
 {
     const cv_graph *gr = &m->graphs[g];
     uint32_t n = gr->nodes.n;
     cv_ids preds = {0};
     e->start = cv_malloc(((size_t)n + 1) * sizeof *e->start);
     if (!e->start)
-        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+        return false;
     for (uint32_t i = 0; i < n; i++) {
         const cv_node *nd = &m->nodes[gr->nodes.v[i]];
         e->start[i] = preds.n;
@@ -125,44 +127,65 @@ static carve_status build_edges(carve_model *m, carve_graph_id g, const uint32_t
         cv_ids_free(&deps);
         if (!ok) {
             cv_ids_free(&preds);
-            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+            return false;
         }
     }
     e->start[n] = preds.n;
     e->pred = preds.v;
-    return CARVE_OK;
+    return true;
 }
 
-carve_status cv_topo_sort(carve_model *m, carve_graph_id g)
+typedef struct {
+    const char *name;
+    uint32_t pos;
+} named;
+
+static int cmp_named(const void *a, const void *b)
 {
-    cv_graph *gr = &m->graphs[g];
+    const named *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Orders the n nodes of graph g into order[] (positions in its node list).
+ * Among ready nodes, the first to leave is the one with the smallest
+ * position, or with the smallest name when by_name. Returns CARVE_OK,
+ * CARVE_ERR_NOMEM, or CARVE_ERR_INVALID with *cycle the position of a node
+ * on a cycle. Sets no message: the callers word their own. */
+static carve_status order_nodes(const carve_model *m, carve_graph_id g, bool by_name, uint32_t *order,
+                                uint32_t *cycle)
+{
+    const cv_graph *gr = &m->graphs[g];
     uint32_t n = gr->nodes.n;
-    if (n == 0)
-        return CARVE_OK;
     /* pos[node id] = position in the graph's current list. Node ids are
-     * model-wide, so this map is model-sized; graphs are sorted once. */
+     * model-wide, so this map is model-sized. */
     uint32_t *pos = cv_malloc((size_t)m->n_nodes * sizeof *pos);
     uint32_t *indeg = cv_malloc((size_t)n * sizeof *indeg);
     uint32_t *succ_start = cv_malloc(((size_t)n + 1) * sizeof *succ_start);
-    uint32_t *order = cv_malloc((size_t)n * sizeof *order);
+    /* Heap keys: key[pos]; the node of a key is at position at[key]. */
+    uint32_t *key = cv_malloc((size_t)n * sizeof *key);
+    named *at = cv_malloc((size_t)n * sizeof *at);
     heap h = {cv_malloc((size_t)n * sizeof(uint32_t)), 0};
     edges e = {0};
     uint32_t *succ = NULL;
-    carve_status st = CARVE_OK;
-    if (!pos || !indeg || !succ_start || !order || !h.a) {
-        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+    carve_status st = CARVE_ERR_NOMEM;
+    if (!pos || !indeg || !succ_start || !key || !at || !h.a)
         goto done;
-    }
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name = m->nodes[gr->nodes.v[i]].name;
         pos[gr->nodes.v[i]] = i;
-    if ((st = build_edges(m, g, pos, &e)) != CARVE_OK)
+        at[i] = (named){name ? name : "", i};
+    }
+    if (by_name)
+        qsort(at, n, sizeof *at, cmp_named);
+    for (uint32_t k = 0; k < n; k++)
+        key[at[k].pos] = k;
+    if (!build_edges(m, g, pos, &e))
         goto done;
     uint32_t n_edges = e.start[n];
     succ = cv_malloc(((size_t)n_edges + 1) * sizeof *succ);
-    if (!succ) {
-        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+    if (!succ)
         goto done;
-    }
     memset(succ_start, 0, ((size_t)n + 1) * sizeof *succ_start);
     for (uint32_t i = 0; i < n; i++) {
         indeg[i] = e.start[i + 1] - e.start[i];
@@ -178,15 +201,16 @@ carve_status cv_topo_sort(carve_model *m, carve_graph_id g)
             succ[order[e.pred[k]]++] = i;
     for (uint32_t i = 0; i < n; i++)
         if (!indeg[i])
-            heap_push(&h, i);
+            heap_push(&h, key[i]);
     uint32_t done_n = 0;
     while (h.n) {
-        uint32_t i = heap_pop(&h);
+        uint32_t i = at[heap_pop(&h)].pos;
         order[done_n++] = i;
         for (uint32_t k = succ_start[i]; k < succ_start[i + 1]; k++)
             if (--indeg[succ[k]] == 0)
-                heap_push(&h, succ[k]);
+                heap_push(&h, key[succ[k]]);
     }
+    st = CARVE_OK;
     if (done_n < n) {
         /* Walk back through unsorted predecessors until a node repeats: that
          * node lies on a cycle. */
@@ -202,23 +226,56 @@ carve_status cv_topo_sort(carve_model *m, carve_graph_id g)
                     break;
                 }
         }
-        const cv_node *c = &m->nodes[gr->nodes.v[cur]];
-        st = cv_error(m->ctx, CARVE_ERR_INVALID,
-                      "graph '%s' has a cycle: node '%s' (%s) depends on its own output",
-                      gr->name, c->name ? c->name : "?", c->op);
-        goto done;
+        *cycle = cur;
+        st = CARVE_ERR_INVALID;
     }
-    for (uint32_t i = 0; i < n; i++)
-        order[i] = gr->nodes.v[order[i]];
-    memcpy(gr->nodes.v, order, (size_t)n * sizeof *order);
 done:
     cv_free(pos);
     cv_free(indeg);
     cv_free(succ_start);
-    cv_free(order);
+    cv_free(key);
+    cv_free(at);
     cv_free(h.a);
     cv_free(e.start);
     cv_free(e.pred);
     cv_free(succ);
+    return st;
+}
+
+carve_status cv_topo_sort(carve_model *m, carve_graph_id g)
+{
+    cv_graph *gr = &m->graphs[g];
+    uint32_t n = gr->nodes.n, cycle = 0;
+    if (n == 0)
+        return CARVE_OK;
+    uint32_t *order = cv_malloc((size_t)n * sizeof *order);
+    if (!order)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+    carve_status st = order_nodes(m, g, false, order, &cycle);
+    if (st == CARVE_ERR_NOMEM) {
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory sorting nodes");
+    } else if (st == CARVE_ERR_INVALID) {
+        const cv_node *c = &m->nodes[gr->nodes.v[cycle]];
+        cv_error(m->ctx, CARVE_ERR_INVALID, "graph '%s' has a cycle: node '%s' (%s) depends on its own output",
+                 gr->name, c->name ? c->name : "?", c->op);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            order[i] = gr->nodes.v[order[i]];
+        memcpy(gr->nodes.v, order, (size_t)n * sizeof *order);
+    }
+    cv_free(order);
+    return st;
+}
+
+carve_status cv_topo_canonical(const carve_model *m, carve_graph_id g, carve_node_id *out)
+{
+    const cv_graph *gr = &m->graphs[g];
+    uint32_t cycle = 0;
+    if (gr->nodes.n == 0)
+        return CARVE_OK;
+    carve_status st = order_nodes(m, g, true, out, &cycle);
+    if (st == CARVE_OK)
+        for (uint32_t i = 0; i < gr->nodes.n; i++)
+            out[i] = gr->nodes.v[out[i]];
     return st;
 }

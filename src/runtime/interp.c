@@ -39,6 +39,7 @@ void cv_interp_free(cv_interp *ip)
             cv_free(ip->sched[g].release_start);
             cv_free(ip->sched[g].release);
         }
+    carve_target_free(ip->builtin);
     cv_free(ip->env);
     cv_free(ip->sched);
     cv_free(ip->defs);

@@ -80,6 +80,12 @@ static carve_status check_input(carve_model *m, carve_value_id v, const cv_val *
 
 carve_status carve_model_run(carve_model *m, carve_tensor *const *inputs, carve_tensor **outputs)
 {
+    return carve_model_run_target(m, NULL, inputs, outputs);
+}
+
+carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve_tensor *const *inputs,
+                                    carve_tensor **outputs)
+{
     cv_graph *g = &m->graphs[0];
     binding b[64];
     uint32_t nb = 0;
@@ -100,6 +106,7 @@ carve_status carve_model_run(carve_model *m, carve_tensor *const *inputs, carve_
     carve_status s = cv_interp_init(&ip, m);
     if (s)
         return s;
+    ip.target = t;
     s = cv_interp_run(&ip, 0, (cv_val **)inputs, outputs);
     cv_interp_free(&ip);
     return s;

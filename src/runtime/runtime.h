@@ -27,6 +27,8 @@ typedef struct cv_interp {
     cv_node_hook hook;
     void *hook_user;
     uint64_t rng_seed;    /* random ops: seed when the node has none */
+    const carve_target *target;  /* simulates Delegate bodies of this target */
+    carve_target *builtin;       /* a built-in profile loaded by name, owned */
     int depth;
 } cv_interp;
 

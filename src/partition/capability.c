@@ -1,0 +1,231 @@
+/* capability.c: can a target take a node as it is, and if not, why. Every
+ * refusal has a reason code and a message that names the input, dtype,
+ * attribute or dim at fault. */
+#include "partition.h"
+
+#include <string.h>
+
+static const char *const codes[CV_R_COUNT] = {
+    [CV_R_NONE] = "supported",
+    [CV_R_CONSTANT] = "constant",
+    [CV_R_SKIPPED_BY_USER] = "skipped_by_user",
+    [CV_R_CUSTOM_DOMAIN] = "custom_domain",
+    [CV_R_UNSUPPORTED_OP] = "unsupported_op",
+    [CV_R_OPSET] = "unsupported_opset",
+    [CV_R_DTYPE] = "unsupported_dtype",
+    [CV_R_UNKNOWN_TYPE] = "unknown_type",
+    [CV_R_RANK] = "rank",
+    [CV_R_DYNAMIC_SHAPE] = "dynamic_shape",
+    [CV_R_ATTRIBUTE] = "attribute",
+    [CV_R_DATA_DEPENDENT] = "data_dependent_shape",
+    [CV_R_CONTROL_FLOW] = "control_flow",
+    [CV_R_INT64_RANGE] = "int64_range",
+    [CV_R_DEQUANTIZED] = "dequantized_input",
+    [CV_R_NO_RUNTIME_INPUT] = "no_runtime_input",
+    [CV_R_SMALL_PARTITION] = "small_partition",
+};
+
+const char *cv_reason_code(cv_reason r) { return r < CV_R_COUNT ? codes[r] : "?"; }
+
+bool cv_value_is_const(const carve_model *m, carve_value_id v)
+{
+    const cv_value *x = &m->values[v];
+    if (x->init)
+        return !x->is_input;
+    return x->producer != CARVE_NONE && !strcmp(m->nodes[x->producer].op, "Constant") &&
+           !*m->nodes[x->producer].domain;
+}
+
+static const cv_op_rule *rule_for(const cv_target_op *to, int64_t opset)
+{
+    for (uint32_t i = 0; i < to->n_rules; i++) {
+        const cv_op_rule *r = &to->rules[i];
+        if (opset >= r->since && (!r->until || opset <= r->until))
+            return r;
+    }
+    return NULL;
+}
+
+/* The int64 constant input's value, when it is one. */
+static const cv_tensor *const_tensor(const carve_model *m, carve_value_id v)
+{
+    const cv_value *x = &m->values[v];
+    if (x->init && !x->is_input)
+        return x->init;
+    if (x->producer != CARVE_NONE && !strcmp(m->nodes[x->producer].op, "Constant")) {
+        const cv_attr *a = cv_node_attr_find(m, x->producer, "value");
+        if (a && a->kind == CARVE_ATTR_TENSOR)
+            return a->u.t;
+    }
+    return NULL;
+}
+
+static bool int64_in_range(const cv_tensor *t)
+{
+    const int64_t *p = t->data;
+    for (size_t i = 0; i < t->nelem; i++) {
+        int64_t x;
+        memcpy(&x, p + i, sizeof x);
+        if (x < INT32_MIN || x > INT32_MAX)
+            return false;
+    }
+    return true;
+}
+
+static cv_reason check_value(const carve_model *m, carve_value_id v, const char *role, uint32_t idx,
+                             const carve_target *t, uint32_t mask, int max_rank, char *msg, size_t msgsz)
+{
+    const cv_value *x = &m->values[v];
+    const cv_type *ty = &x->type;
+    if (ty->kind != CARVE_TYPE_TENSOR || ty->dtype == CARVE_UNDEFINED) {
+        snprintf(msg, msgsz, "%s %u '%s' has no known tensor type", role, idx, x->name);
+        return ty->kind == CARVE_TYPE_OTHER ? CV_R_DTYPE : CV_R_UNKNOWN_TYPE;
+    }
+    bool ok = (mask >> ty->dtype) & 1;
+    if (!ok && ty->dtype == CARVE_INT64 && t->int64_as_int32 && ((mask >> CARVE_INT32) & 1))
+        ok = true; /* legalized to int32 inside the body */
+    if (!ok) {
+        snprintf(msg, msgsz, "%s %u '%s' is %s, which %s does not take", role, idx, x->name,
+                 carve_dtype_name(ty->dtype), t->name);
+        return CV_R_DTYPE;
+    }
+    if (ty->rank >= 0 && ty->rank > max_rank) {
+        snprintf(msg, msgsz, "%s %u '%s' has rank %d, %s takes at most %d", role, idx, x->name, ty->rank, t->name,
+                 max_rank);
+        return CV_R_RANK;
+    }
+    if (t->static_shapes) {
+        if (ty->rank < 0) {
+            snprintf(msg, msgsz, "%s %u '%s' has an unknown shape; %s needs static shapes", role, idx, x->name,
+                     t->name);
+            return CV_R_DYNAMIC_SHAPE;
+        }
+        for (int d = 0; d < ty->rank; d++)
+            if (ty->dims[d].value < 0) {
+                if (ty->dims[d].param)
+                    snprintf(msg, msgsz, "%s %u '%s' dim %d is symbolic (%s); fix it with --dim %s=N", role, idx,
+                             x->name, d, ty->dims[d].param, ty->dims[d].param);
+                else
+                    snprintf(msg, msgsz, "%s %u '%s' dim %d is unknown; %s needs static shapes", role, idx, x->name,
+                             d, t->name);
+                return CV_R_DYNAMIC_SHAPE;
+            }
+    }
+    return CV_R_NONE;
+}
+
+cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target *t, const bool *is_const,
+                     char *msg, size_t msgsz)
+{
+    const cv_node *n = &m->nodes[id];
+    (void)is_const;
+    msg[0] = 0;
+    if (!strcmp(n->op, "Constant") && !*n->domain) {
+        snprintf(msg, msgsz, "a Constant node: partitions read its value from the outer scope");
+        return CV_R_CONSTANT;
+    }
+    const cv_op_def *def = cv_op_for_node(m, id);
+    if (*n->domain) {
+        snprintf(msg, msgsz, "op of domain '%s'", n->domain);
+        return CV_R_CUSTOM_DOMAIN;
+    }
+    if (t->is_cpu) {
+        snprintf(msg, msgsz, "the target is the CPU");
+        return CV_R_UNSUPPORTED_OP;
+    }
+    const cv_target_op *to = cv_target_find_op(t, n->op);
+    if (!to) {
+        snprintf(msg, msgsz, "%s does not support %s", t->name, n->op);
+        return CV_R_UNSUPPORTED_OP;
+    }
+    int64_t opset = carve_model_opset(m, n->domain);
+    const cv_op_rule *r = rule_for(to, opset);
+    if (!r) {
+        snprintf(msg, msgsz, "%s supports %s, but not at opset %lld", t->name, n->op, (long long)opset);
+        return CV_R_OPSET;
+    }
+    if (def && (def->flags & CV_OP_CONTROL) && !t->control_whole) {
+        snprintf(msg, msgsz, "control flow stays on CPU (%s does not take it whole)", t->name);
+        return CV_R_CONTROL_FLOW;
+    }
+    uint32_t mask = r->dtype_mask ? r->dtype_mask : t->dtype_mask;
+    int max_rank = r->max_rank ? r->max_rank : t->max_rank;
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        if (n->in[i] == CARVE_NONE)
+            continue;
+        cv_reason why = check_value(m, n->in[i], "input", i, t, mask, max_rank, msg, msgsz);
+        if (why)
+            return why;
+    }
+    uint32_t n_outs = 0;
+    for (uint32_t i = 0; i < n->n_out; i++) {
+        if (n->out[i] == CARVE_NONE)
+            continue;
+        n_outs++;
+        cv_reason why = check_value(m, n->out[i], "output", i, t, mask, max_rank, msg, msgsz);
+        if (why)
+            return why;
+    }
+    if (r->max_outputs && n_outs > (uint32_t)r->max_outputs) {
+        snprintf(msg, msgsz, "%s takes %s with at most %d output%s, this one has %u", t->name, n->op, r->max_outputs,
+                 r->max_outputs == 1 ? "" : "s", n_outs);
+        return CV_R_ATTRIBUTE;
+    }
+    for (uint32_t a = 0; a < r->n_attrs; a++) {
+        const cv_attr_rule *ar = &r->attrs[a];
+        const cv_attr *na = cv_node_attr_find(m, id, ar->name);
+        if (!na)
+            continue; /* the default is assumed allowed */
+        bool ok = false;
+        for (uint32_t k = 0; k < ar->n && !ok; k++)
+            ok = ar->is_str ? na->kind == CARVE_ATTR_STRING && na->u.s.n == strlen(ar->strs[k]) &&
+                                  !memcmp(na->u.s.p, ar->strs[k], na->u.s.n)
+                            : na->kind == CARVE_ATTR_INT && na->u.i == ar->ints[k];
+        if (!ok) {
+            if (na->kind == CARVE_ATTR_STRING)
+                snprintf(msg, msgsz, "attribute %s = '%.*s' is not supported by %s", ar->name, (int)na->u.s.n,
+                         (const char *)na->u.s.p, t->name);
+            else
+                snprintf(msg, msgsz, "attribute %s = %lld is not supported by %s", ar->name,
+                         (long long)(na->kind == CARVE_ATTR_INT ? na->u.i : 0), t->name);
+            return CV_R_ATTRIBUTE;
+        }
+    }
+    if (r->last_axis && n->n_in && n->in[0] != CARVE_NONE) {
+        int rank = m->values[n->in[0]].type.rank;
+        int64_t axis = cv_attr_i(m, id, r->last_axis, -1);
+        if (rank < 0 || (axis != -1 && axis != rank - 1)) {
+            snprintf(msg, msgsz, "%s takes %s only over the last axis (%s = %lld, rank %d)", t->name, n->op,
+                     r->last_axis, (long long)axis, rank);
+            return CV_R_ATTRIBUTE;
+        }
+    }
+    if (def && !t->datadep_ok) {
+        if (def->flags & CV_OP_DATADEP) {
+            snprintf(msg, msgsz, "%s's output shape depends on input values", n->op);
+            return CV_R_DATA_DEPENDENT;
+        }
+        for (uint32_t i = 0; i < n->n_in && i < 32; i++)
+            if ((def->shape_inputs >> i) & 1 && n->in[i] != CARVE_NONE && !cv_value_is_const(m, n->in[i])) {
+                snprintf(msg, msgsz, "input %u '%s' decides the output shape and is not a constant", i,
+                         m->values[n->in[i]].name);
+                return CV_R_DATA_DEPENDENT;
+            }
+    }
+    if (t->lg_int64) {
+        bool slice = !strcmp(n->op, "Slice");
+        for (uint32_t i = 0; i < n->n_in; i++) {
+            if (n->in[i] == CARVE_NONE || m->values[n->in[i]].type.dtype != CARVE_INT64)
+                continue;
+            const cv_tensor *ct = const_tensor(m, n->in[i]);
+            if (!ct || int64_in_range(ct))
+                continue;
+            if (slice && (i == 1 || i == 2) && t->lg_clamp_slice)
+                continue; /* clamped: the meaning of Slice bounds allows it */
+            snprintf(msg, msgsz, "input %u '%s' holds int64 values outside the int32 range", i,
+                     m->values[n->in[i]].name);
+            return CV_R_INT64_RANGE;
+        }
+    }
+    return CV_R_NONE;
+}

@@ -1,0 +1,241 @@
+/* delegate.c: turns each partition of a graph into one node of domain
+ * ai.carve, op Delegate, with a string attribute `target` and a GRAPH
+ * attribute `body` holding the partition's nodes. The Delegate's inputs and
+ * outputs are the partition's boundary values; constants (initializers,
+ * Constant outputs) are not inputs: bodies read them from the outer scope,
+ * so a weight used by several partitions is stored once. Outer values keep
+ * their ids and names; the body's boundary values are new values named
+ * "<delegate>/<name>" (ONNX forbids a subgraph to reuse an outer name). */
+#include "partition.h"
+
+#include <string.h>
+
+typedef struct {
+    cv_lower *lw;
+    carve_graph_id g;
+    uint32_t *stamp;   /* by value id: partition+1 that marked it */
+    uint8_t *external; /* by value id: read outside its producer's partition */
+} dctx;
+
+static carve_status nomem(carve_model *m) { return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory building delegates"); }
+
+/* external[v] for values produced by partitioned nodes of g. */
+static carve_status mark_external(dctx *d)
+{
+    carve_model *m = d->lw->m;
+    cv_graph *gr = &m->graphs[d->g];
+    cv_ids reads = {0};
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        carve_node_id id = gr->nodes.v[i];
+        uint32_t pu = d->lw->ln[id].part;
+        const cv_node *n = &m->nodes[id];
+        reads.n = 0;
+        for (uint32_t k = 0; k < n->n_in; k++)
+            if (n->in[k] != CARVE_NONE && !cv_ids_push(&reads, n->in[k]))
+                goto fail;
+        for (uint32_t j = 0; j < n->n_attr; j++) {
+            const cv_attr *a = &n->attr[j];
+            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+            for (uint32_t k = 0; k < cnt; k++)
+                if (!cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], &reads))
+                    goto fail;
+        }
+        for (uint32_t k = 0; k < reads.n; k++) {
+            carve_node_id p = m->values[reads.v[k]].producer;
+            if (p != CARVE_NONE && m->nodes[p].graph == d->g && d->lw->ln[p].part != pu)
+                d->external[reads.v[k]] = 1;
+        }
+    }
+    for (uint32_t i = 0; i < gr->outputs.n; i++)
+        d->external[gr->outputs.v[i]] = 1;
+    cv_ids_free(&reads);
+    return CARVE_OK;
+fail:
+    cv_ids_free(&reads);
+    return nomem(m);
+}
+
+static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, carve_value_id like)
+{
+    const char *base = cv_arena_printf(&m->arena, "%s/%s", delegate, m->values[like].name);
+    const char *nm = base ? cv_value_unique_name(m, body, base) : NULL;
+    carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
+    if (v != CARVE_NONE)
+        m->values[v].type = m->values[like].type;
+    return v;
+}
+
+static carve_status build_one(dctx *d, cv_lpart *lp)
+{
+    cv_lower *lw = d->lw;
+    carve_model *m = lw->m;
+    uint32_t tag = lp->index + 1;
+    /* boundary inputs, in order of first use */
+    for (uint32_t i = 0; i < lp->nodes.n; i++) {
+        const cv_node *n = &m->nodes[lp->nodes.v[i]];
+        for (uint32_t k = 0; k < n->n_in; k++) {
+            carve_value_id v = n->in[k];
+            if (v == CARVE_NONE || cv_value_is_const(m, v) || d->stamp[v] == tag)
+                continue;
+            carve_node_id p = m->values[v].producer;
+            if (p != CARVE_NONE && m->nodes[p].graph == d->g && lw->ln[p].part == lp->index)
+                continue; /* made inside */
+            d->stamp[v] = tag;
+            if (!cv_ids_push(&lp->inputs, v))
+                return nomem(m);
+        }
+    }
+    for (uint32_t i = 0; i < lp->nodes.n; i++) {
+        const cv_node *n = &m->nodes[lp->nodes.v[i]];
+        for (uint32_t k = 0; k < n->n_out; k++)
+            if (n->out[k] != CARVE_NONE && d->external[n->out[k]] && !cv_ids_push(&lp->outputs, n->out[k]))
+                return nomem(m);
+    }
+    /* the Delegate node and its body */
+    carve_node_id dn = cv_node_new(m, d->g, "Delegate", "ai.carve", lp->inputs.n, lp->outputs.n);
+    if (dn == CARVE_NONE)
+        return carve_errcode(m->ctx);
+    const char *base = d->g == 0 ? cv_arena_printf(&m->arena, "Delegate_%u", lp->index)
+                                 : cv_arena_printf(&m->arena, "%s/Delegate_%u",
+                                                   m->graphs[d->g].owner != CARVE_NONE
+                                                       ? m->nodes[m->graphs[d->g].owner].name : m->graphs[d->g].name,
+                                                   lp->index);
+    m->nodes[dn].name = base;
+    if (!base || !cv_names_give(m, dn))
+        return nomem(m);
+    const char *dname = m->nodes[dn].name;
+    carve_graph_id body = cv_graph_new(m, d->g, dname);
+    if (body == CARVE_NONE)
+        return carve_errcode(m->ctx);
+    m->graphs[body].owner = dn;
+    lp->delegate = dn;
+    /* remap[v] for boundary values, kept in the stamp-free scratch below */
+    carve_value_id *remap_from = cv_malloc(((size_t)lp->inputs.n + lp->outputs.n + 1) * sizeof *remap_from);
+    carve_value_id *remap_to = cv_malloc(((size_t)lp->inputs.n + lp->outputs.n + 1) * sizeof *remap_to);
+    if (!remap_from || !remap_to) {
+        cv_free(remap_from);
+        cv_free(remap_to);
+        return nomem(m);
+    }
+    uint32_t n_map = 0;
+    carve_status st = CARVE_OK;
+    for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
+        carve_value_id v = lp->inputs.v[i];
+        carve_value_id bv = body_value(m, body, dname, v);
+        if (bv == CARVE_NONE || !cv_ids_push(&m->graphs[body].inputs, bv)) {
+            st = nomem(m);
+            break;
+        }
+        m->values[bv].is_input = true;
+        m->nodes[dn].in[i] = v;
+        remap_from[n_map] = v;
+        remap_to[n_map++] = bv;
+    }
+    for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
+        carve_value_id v = lp->outputs.v[i];
+        carve_value_id iv = body_value(m, body, dname, v);
+        if (iv == CARVE_NONE || !cv_ids_push(&m->graphs[body].outputs, iv)) {
+            st = nomem(m);
+            break;
+        }
+        /* the inner value takes over the producer; the outer one is now the
+         * Delegate's output */
+        carve_node_id p = m->values[v].producer;
+        uint32_t slot = m->values[v].out_index;
+        m->nodes[p].out[slot] = iv;
+        m->values[iv].producer = p;
+        m->values[iv].out_index = slot;
+        m->values[v].producer = dn;
+        m->values[v].out_index = i;
+        m->nodes[dn].out[i] = v;
+        remap_from[n_map] = v;
+        remap_to[n_map++] = iv;
+    }
+    /* move the nodes (in order) and their internal values into the body */
+    for (uint32_t i = 0; i < lp->nodes.n && !st; i++) {
+        carve_node_id id = lp->nodes.v[i];
+        cv_node *n = &m->nodes[id];
+        for (uint32_t k = 0; k < n->n_in; k++)
+            for (uint32_t r = 0; r < n_map; r++)
+                if (n->in[k] == remap_from[r]) {
+                    n->in[k] = remap_to[r];
+                    break;
+                }
+        for (uint32_t k = 0; k < n->n_out && !st; k++)
+            if (n->out[k] != CARVE_NONE && m->values[n->out[k]].graph == d->g && !cv_value_move(m, n->out[k], body))
+                st = nomem(m);
+        for (uint32_t j = 0; j < n->n_attr; j++) {
+            const cv_attr *a = &n->attr[j];
+            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+            for (uint32_t q = 0; q < cnt; q++)
+                m->graphs[a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[q]].parent = body;
+        }
+        n->graph = body;
+        if (!cv_ids_push(&m->graphs[body].nodes, id))
+            st = nomem(m);
+        lw->ln[id].delegate = dn;
+    }
+    cv_free(remap_from);
+    cv_free(remap_to);
+    if (st)
+        return st;
+    if ((st = carve_node_set_attr_string(m, dn, "target", lw->t->name)) ||
+        (st = carve_node_set_attr_graph(m, dn, "body", body)))
+        return st;
+    return cv_legalize_body(lw, dn, body);
+}
+
+carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
+{
+    carve_model *m = lw->m;
+    cv_graph *gr = &m->graphs[g];
+    uint32_t n_parts = 0;
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        uint32_t p = lw->ln[gr->nodes.v[i]].part;
+        if (p != CARVE_NONE && p + 1 > n_parts)
+            n_parts = p + 1;
+    }
+    if (!n_parts)
+        return CARVE_OK;
+    cv_lpart *parts = cv_realloc(lw->parts, ((size_t)lw->n_parts + n_parts) * sizeof *parts);
+    if (!parts)
+        return nomem(m);
+    lw->parts = parts;
+    cv_lpart *mine = &parts[lw->n_parts];
+    memset(mine, 0, n_parts * sizeof *mine);
+    lw->n_parts += n_parts;
+    for (uint32_t k = 0; k < n_parts; k++) {
+        mine[k].graph = g;
+        mine[k].index = k;
+        mine[k].delegate = CARVE_NONE;
+    }
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        carve_node_id id = gr->nodes.v[i];
+        uint32_t p = lw->ln[id].part;
+        if (p != CARVE_NONE && !cv_ids_push(&mine[p].nodes, id))
+            return nomem(m);
+    }
+    dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1)};
+    if (!d.stamp || !d.external) {
+        cv_free(d.stamp);
+        cv_free(d.external);
+        return nomem(m);
+    }
+    memset(d.stamp, 0, ((size_t)m->n_values + 1) * sizeof(uint32_t));
+    memset(d.external, 0, (size_t)m->n_values + 1);
+    carve_status st = mark_external(&d);
+    for (uint32_t k = 0; k < n_parts && !st; k++)
+        st = build_one(&d, &mine[k]);
+    cv_free(d.stamp);
+    cv_free(d.external);
+    if (st)
+        return st;
+    /* drop the moved nodes from g's list, then order the Delegates in */
+    cv_ids *l = &m->graphs[g].nodes;
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (m->nodes[l->v[i]].graph == g)
+            l->v[w++] = l->v[i];
+    l->n = w;
+    return cv_topo_sort(m, g);
+}

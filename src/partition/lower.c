@@ -1,0 +1,420 @@
+/* lower.c: the lowering driver. Capability, partitioning and the target's
+ * rules run on the real partitions, round after round, until nothing
+ * changes:
+ *   1. every node gets a verdict (capability.c, skip lists, sticky marks);
+ *   2. partitions are the ASAP levels of the supported nodes (levels.c);
+ *      partitions the target refuses (no runtime input, too small) go to CPU
+ *      and levels are recomputed until every partition stands;
+ *   3. any op left on CPU that the CPU profile lacks is decomposed
+ *      (kept-whole ops included); its pieces go through 1-2 in the next
+ *      round. An op that ends delegated is never decomposed.
+ * Then each partition becomes a Delegate node (delegate.c) with a legalized
+ * body (legalize.c), and the report is written (report.c). */
+#define _POSIX_C_SOURCE 200809L
+#include "partition.h"
+
+#include <string.h>
+#include <time.h>
+
+#define MAX_ROUNDS 64
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool grow_ln(cv_lower *lw)
+{
+    uint32_t n = lw->m->n_nodes;
+    if (n <= lw->cap)
+        return true;
+    uint32_t cap = lw->cap ? lw->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    cv_lnode *ln = cv_realloc(lw->ln, cap * sizeof *ln);
+    if (!ln)
+        return false;
+    memset(ln + lw->cap, 0, (cap - lw->cap) * sizeof *ln);
+    for (uint32_t i = lw->cap; i < cap; i++) {
+        ln[i].part = CARVE_NONE;
+        ln[i].origin = i;
+        ln[i].delegate = CARVE_NONE;
+    }
+    lw->ln = ln;
+    lw->cap = cap;
+    return true;
+}
+
+static const char *amsg(cv_lower *lw, const char *s) { return cv_arena_strdup(&lw->m->arena, s); }
+
+/* Is v a runtime value as seen from graph g: a graph input, a node output
+ * (not a Constant) or an outer value that is not constant. */
+static bool is_runtime(const carve_model *m, carve_value_id v)
+{
+    return !cv_value_is_const(m, v);
+}
+
+static bool node_is_impure_source(const carve_model *m, carve_node_id id)
+{
+    const cv_op_def *d = cv_op_for_node(m, id);
+    return d && (d->flags & CV_OP_IMPURE);
+}
+
+/* Values node `id` reads: its inputs and what its subgraphs capture. */
+static bool node_reads(const carve_model *m, carve_node_id id, cv_ids *out)
+{
+    const cv_node *n = &m->nodes[id];
+    out->n = 0;
+    for (uint32_t i = 0; i < n->n_in; i++)
+        if (n->in[i] != CARVE_NONE && !cv_ids_push(out, n->in[i]))
+            return false;
+    for (uint32_t j = 0; j < n->n_attr; j++) {
+        const cv_attr *a = &n->attr[j];
+        uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+        for (uint32_t k = 0; k < cnt; k++)
+            if (!cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], out))
+                return false;
+    }
+    return true;
+}
+
+/* Partitions graph g for this round: verdicts, levels, refusals. */
+static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
+{
+    carve_model *m = lw->m;
+    cv_graph *gr = &m->graphs[g];
+    uint32_t n = gr->nodes.n;
+    if (n == 0)
+        return CARVE_OK;
+    uint32_t *pos = cv_malloc((size_t)m->n_nodes * sizeof *pos);
+    uint32_t *pred_start = cv_malloc(((size_t)n + 1) * sizeof *pred_start);
+    uint8_t *sup = cv_malloc(n), *rr = cv_malloc(n);
+    uint32_t *part = cv_malloc((size_t)n * sizeof *part);
+    uint32_t *psize = NULL;
+    uint8_t *prun = NULL;
+    cv_ids preds = {0}, reads = {0};
+    carve_status st = CARVE_OK;
+    if (!pos || !pred_start || !sup || !rr || !part) {
+        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        pos[gr->nodes.v[i]] = i;
+    char msg[512];
+    for (uint32_t i = 0; i < n; i++) {
+        carve_node_id id = gr->nodes.v[i];
+        cv_lnode *l = &lw->ln[id];
+        l->part = CARVE_NONE;
+        if (l->sticky) {
+            l->reason = l->sticky;
+        } else {
+            l->reason = cv_capable(m, id, lw->t, NULL, msg, sizeof msg);
+            l->msg = l->reason ? amsg(lw, msg) : NULL;
+        }
+        sup[i] = l->reason == CV_R_NONE;
+        pred_start[i] = preds.n;
+        if (!node_reads(m, id, &reads)) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+            goto done;
+        }
+        rr[i] = node_is_impure_source(m, id);
+        for (uint32_t k = 0; k < reads.n; k++) {
+            const cv_value *v = &m->values[reads.v[k]];
+            if (v->graph == g && v->producer != CARVE_NONE && m->nodes[v->producer].graph == g &&
+                !cv_value_is_const(m, reads.v[k])) {
+                if (!cv_ids_push(&preds, pos[v->producer])) {
+                    st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+                    goto done;
+                }
+            } else if (is_runtime(m, reads.v[k])) {
+                rr[i] = 1; /* a graph input or a runtime value from an outer scope */
+            }
+        }
+    }
+    pred_start[n] = preds.n;
+    cv_dag dag = {n, pred_start, preds.v, sup, rr};
+    for (;;) {
+        uint32_t count = cv_partition_levels(&dag, part);
+        if (count == CARVE_NONE) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+            goto done;
+        }
+        cv_free(psize);
+        cv_free(prun);
+        psize = cv_malloc(((size_t)count + 1) * sizeof *psize);
+        prun = cv_malloc((size_t)count + 1);
+        if (!psize || !prun) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+            goto done;
+        }
+        memset(psize, 0, ((size_t)count + 1) * sizeof *psize);
+        memset(prun, 0, (size_t)count + 1);
+        for (uint32_t i = 0; i < n; i++) {
+            if (part[i] == CARVE_NONE)
+                continue;
+            psize[part[i]]++;
+            if (rr[i])
+                prun[part[i]] = 1;
+            for (uint32_t k = pred_start[i]; k < pred_start[i + 1]; k++)
+                if (part[preds.v[k]] != part[i])
+                    prun[part[i]] = 1; /* reads a node output from outside */
+        }
+        bool refused = false;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t p = part[i];
+            if (p == CARVE_NONE)
+                continue;
+            cv_lnode *l = &lw->ln[gr->nodes.v[i]];
+            if (lw->t->refuses_const && !prun[p]) {
+                sup[i] = 0;
+                l->reason = CV_R_NO_RUNTIME_INPUT;
+                l->msg = amsg(lw, psize[p] == 1 ? "its partition would read no runtime value (only constants)"
+                                                : "its partition would read no runtime value (only constants); "
+                                                  "the target refuses such partitions");
+                refused = true;
+            } else if (lw->o && lw->o->min_partition_nodes > 1 && psize[p] < lw->o->min_partition_nodes) {
+                sup[i] = 0;
+                l->reason = CV_R_SMALL_PARTITION;
+                snprintf(msg, sizeof msg, "its partition would have %u node%s, fewer than --min-partition-nodes %u",
+                         psize[p], psize[p] == 1 ? "" : "s", lw->o->min_partition_nodes);
+                l->msg = amsg(lw, msg);
+                refused = true;
+            }
+        }
+        if (!refused)
+            break;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        lw->ln[gr->nodes.v[i]].part = part[i];
+done:
+    cv_free(pos);
+    cv_free(pred_start);
+    cv_free(sup);
+    cv_free(rr);
+    cv_free(part);
+    cv_free(psize);
+    cv_free(prun);
+    cv_ids_free(&preds);
+    cv_ids_free(&reads);
+    return st;
+}
+
+/* Does v come from a DequantizeLinear, directly or through layout ops? */
+static bool is_dequantized(const carve_model *m, carve_value_id v)
+{
+    static const char *const layout[] = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", NULL};
+    for (int hops = 0; hops < 64 && v != CARVE_NONE; hops++) {
+        carve_node_id p = m->values[v].producer;
+        if (p == CARVE_NONE)
+            return false;
+        const char *op = m->nodes[p].op;
+        if (!strcmp(op, "DequantizeLinear"))
+            return true;
+        bool lay = false;
+        for (int i = 0; layout[i] && !lay; i++)
+            lay = !strcmp(op, layout[i]);
+        if (!lay || !m->nodes[p].n_in)
+            return false;
+        v = m->nodes[p].in[0];
+    }
+    return false;
+}
+
+/* Decomposes every op on CPU of graph g that the CPU profile lacks. */
+static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *changed)
+{
+    carve_model *m = lw->m;
+    /* iterate over a copy: decomposition edits the list */
+    cv_ids todo = {0};
+    for (uint32_t i = 0; i < m->graphs[g].nodes.n; i++) {
+        carve_node_id id = m->graphs[g].nodes.v[i];
+        if (lw->ln[id].part == CARVE_NONE && lw->ln[id].reason != CV_R_CONSTANT && !cv_ids_push(&todo, id)) {
+            cv_ids_free(&todo);
+            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+        }
+    }
+    carve_status st = CARVE_OK;
+    for (uint32_t i = 0; i < todo.n && !st; i++) {
+        carve_node_id id = todo.v[i];
+        const cv_node *n = &m->nodes[id];
+        const cv_op_def *def = cv_op_for_node(m, id);
+        if (cv_cpu_has(lw->cpu, def, n->op))
+            continue;
+        const cv_lnode *l = &lw->ln[id];
+        if (!def || !def->decompose) {
+            st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
+                          "node '%s' (%s%s%s) cannot be lowered: it ends on CPU (%s: %s) and the CPU profile has no "
+                          "kernel for it%s",
+                          n->name, *n->domain ? n->domain : "", *n->domain ? "." : "", n->op, cv_reason_code(l->reason),
+                          l->msg ? l->msg : "", def ? " and carve has no decomposition of it" : "");
+            break;
+        }
+        bool deq = false;
+        for (uint32_t k = 0; k < n->n_in && !deq; k++)
+            deq = n->in[k] != CARVE_NONE && is_dequantized(m, n->in[k]);
+        cv_reason sticky = l->sticky;
+        const char *sticky_msg = l->sticky ? l->msg : NULL;
+        carve_node_id origin = l->origin;
+        uint32_t before = m->n_nodes;
+        st = cv_decompose_node(m, id);
+        if (st)
+            break;
+        if (!grow_ln(lw)) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+            break;
+        }
+        lw->ln[id].decomposed = true;
+        lw->n_decomposed++;
+        for (uint32_t p = before; p < m->n_nodes; p++) {
+            if (m->nodes[p].dead)
+                continue;
+            lw->ln[p].origin = origin;
+            if (sticky) {
+                lw->ln[p].sticky = sticky;
+                lw->ln[p].msg = sticky_msg;
+            } else if (deq) {
+                lw->ln[p].sticky = CV_R_DEQUANTIZED;
+                lw->ln[p].msg = amsg(lw, "a piece of an op that reads a dequantized value: the target would "
+                                         "get it without an encoding");
+            }
+        }
+        *changed = true;
+    }
+    cv_ids_free(&todo);
+    return st;
+}
+
+static carve_status apply_skip_lists(cv_lower *lw)
+{
+    carve_model *m = lw->m;
+    const carve_lower_opts *o = lw->o;
+    if (!o)
+        return CARVE_OK;
+    for (size_t i = 0; i < o->n_cpu_nodes; i++) {
+        carve_node_id id = carve_model_find_node(m, o->cpu_nodes[i]);
+        if (id == CARVE_NONE || id >= lw->n_orig)
+            return cv_error(m->ctx, CARVE_ERR_ARG,
+                            "--cpu-nodes: the model has no node named '%s' ('carve inspect --nodes' lists them)",
+                            o->cpu_nodes[i]);
+        lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
+        lw->ln[id].msg = amsg(lw, "named in --cpu-nodes");
+    }
+    for (size_t i = 0; i < o->n_cpu_ops; i++)
+        for (uint32_t id = 0; id < lw->n_orig; id++)
+            if (!strcmp(m->nodes[id].op, o->cpu_ops[i])) {
+                lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
+                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in --cpu-ops", o->cpu_ops[i]);
+            }
+    return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
+}
+
+carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lower_opts *opts, carve_report **report)
+{
+    if (report)
+        *report = NULL;
+    double t0 = now_ms();
+    carve_target *own_cpu = NULL;
+    cv_lower lw = {.m = m, .t = t, .o = opts, .n_orig = m->n_nodes};
+    lw.cpu = opts && opts->cpu ? opts->cpu : NULL;
+    if (!lw.cpu) {
+        carve_status s = carve_target_builtin(m->ctx, "cpu", &own_cpu);
+        if (s)
+            return s;
+        lw.cpu = own_cpu;
+    }
+    carve_status st = CARVE_OK;
+    if (!lw.cpu->is_cpu) {
+        st = cv_error(m->ctx, CARVE_ERR_ARG, "the CPU profile %s is a delegate target, not a cpu_profile", lw.cpu->source);
+        goto out;
+    }
+    /* carve refuses a profile whose kept-whole op can neither run on the CPU
+     * nor be decomposed: such an op would have no way to end on CPU. */
+    for (uint32_t i = 0; i < t->n_keep; i++) {
+        const cv_op_def *d = cv_op_find("", t->keep_whole[i], 1000);
+        if (!cv_cpu_has(lw.cpu, d, t->keep_whole[i]) && !(d && d->decompose)) {
+            st = cv_error(m->ctx, CARVE_ERR_INVALID,
+                          "target %s: kept-whole op %s is neither in the CPU profile nor composite", t->source,
+                          t->keep_whole[i]);
+            goto out;
+        }
+    }
+    if (!grow_ln(&lw)) {
+        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((st = apply_skip_lists(&lw)))
+        goto out;
+    bool changed = true;
+    while (changed) {
+        if (++lw.rounds > MAX_ROUNDS) {
+            st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "lowering did not settle after %d rounds", MAX_ROUNDS);
+            goto out;
+        }
+        changed = false;
+        double a = now_ms();
+        if ((st = cv_infer_model(m, NULL)))
+            goto out;
+        double b = now_ms();
+        lw.ms_infer += b - a;
+        if (!grow_ln(&lw)) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        for (carve_graph_id g = 0; g < m->n_graphs; g++)
+            if ((st = partition_graph(&lw, g)))
+                goto out;
+        double c = now_ms();
+        lw.ms_partition += c - b;
+        for (carve_graph_id g = 0; g < m->n_graphs; g++)
+            if ((st = decompose_graph(&lw, g, &changed)))
+                goto out;
+        lw.ms_decompose += now_ms() - c;
+    }
+    double d0 = now_ms();
+    uint32_t n_graphs = m->n_graphs; /* bodies made below are not partitioned again */
+    for (carve_graph_id g = 0; g < n_graphs; g++)
+        if ((st = cv_build_delegates(&lw, g)))
+            goto out;
+    if (lw.n_parts && (st = carve_model_set_opset(m, "ai.carve", 1)))
+        goto out;
+    if ((st = carve_model_verify(m))) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", carve_errmsg(m->ctx));
+        st = cv_error(m->ctx, st, "lowering produced an invalid model (a carve bug): %s", msg);
+        goto out;
+    }
+    lw.ms_delegate = now_ms() - d0;
+    lw.ms_total = now_ms() - t0;
+    if (report)
+        st = cv_report_build(&lw, report);
+out:
+    for (uint32_t i = 0; i < lw.n_parts; i++) {
+        cv_ids_free(&lw.parts[i].nodes);
+        cv_ids_free(&lw.parts[i].inputs);
+        cv_ids_free(&lw.parts[i].outputs);
+    }
+    cv_free(lw.parts);
+    cv_free(lw.ln);
+    carve_target_free(own_cpu);
+    return st;
+}
+
+carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value)
+{
+    if (value < 0)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "--dim %s: %lld is not a size", name, (long long)value);
+    bool found = false;
+    for (uint32_t i = 0; i < m->n_values; i++) {
+        cv_type *t = &m->values[i].type;
+        for (int d = 0; t->kind == CARVE_TYPE_TENSOR && d < t->rank; d++)
+            if (t->dims[d].param && !strcmp(t->dims[d].param, name)) {
+                t->dims[d] = (carve_dim){value, NULL};
+                found = true;
+            }
+    }
+    if (!found)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "--dim %s: the model has no symbolic dim named '%s'", name, name);
+    return CARVE_OK;
+}

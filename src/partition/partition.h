@@ -1,0 +1,181 @@
+/* partition.h: targets, capability checks, partitioning and lowering. One
+ * section per file of src/partition/. */
+#ifndef CARVE_PARTITION_H
+#define CARVE_PARTITION_H
+
+#include "../passes/passes.h"
+
+/* ================================================================ target.c */
+
+typedef struct cv_attr_rule {
+    char *name;
+    uint32_t n;
+    bool is_str;
+    int64_t *ints;
+    char **strs;
+} cv_attr_rule;
+
+/* One constraint row of an op: applies to opsets [since, until]. */
+typedef struct cv_op_rule {
+    int since, until;     /* until 0: open-ended */
+    char *last_axis;      /* this attribute must name the last axis */
+    int max_outputs;      /* 0: any */
+    int max_rank;         /* 0: the target's */
+    uint32_t dtype_mask;  /* 0: the target's; bit per carve_dtype */
+    uint32_t n_attrs;
+    cv_attr_rule *attrs;  /* allowed values per attribute */
+} cv_op_rule;
+
+typedef struct cv_target_op {
+    char *op;
+    uint32_t n_rules;
+    cv_op_rule *rules;
+} cv_target_op;
+
+typedef enum { CV_CPU_CORE, CV_CPU_FULL } cv_cpu_base;
+
+struct carve_target {
+    char *name, *description, *source;
+    uint64_t hash;                 /* FNV-1a of the profile's bytes */
+    uint32_t dtype_mask;
+    bool int64_as_int32;           /* "int64": "as_int32" (else refused) */
+    int max_rank;
+    bool datadep_ok, static_shapes, refuses_const, control_whole;
+    uint32_t n_keep, n_ops;
+    char **keep_whole;
+    cv_target_op *ops;             /* sorted by op name */
+    bool lg_int64, lg_clamp_slice, lg_u8cast;        /* legalizations */
+    bool sim_u8cast, sim_i32wrap, sim_refuse_int64;  /* simulator semantics */
+    /* a CPU profile instead of a delegate target */
+    bool is_cpu;
+    cv_cpu_base cpu_base;
+    uint32_t n_cpu_add, n_cpu_remove;
+    char **cpu_add, **cpu_remove;
+};
+
+/* Parses a profile; errors name the file and the field. */
+carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const char *source, carve_target **out);
+const cv_target_op *cv_target_find_op(const carve_target *t, const char *op);
+bool cv_target_keeps_whole(const carve_target *t, const char *op);
+/* Does the CPU profile have an op (by the op table's flags and the
+ * profile's additions/removals)? */
+bool cv_cpu_has(const carve_target *cpu, const cv_op_def *def, const char *op);
+/* The built-in profiles' JSON (generated from targets/ at build time). */
+const char *cv_builtin_target_json(const char *name);
+extern const char *const cv_builtin_target_names[];
+
+#endif
+
+/* ================================================================ levels.c */
+
+/* A graph reduced to what partitioning needs. Nodes are numbered in a
+ * topological order; constants (initializers, Constant nodes) are not nodes
+ * here. */
+typedef struct cv_dag {
+    uint32_t n;
+    const uint32_t *pred_start; /* preds of i: pred[pred_start[i] .. pred_start[i+1]) */
+    const uint32_t *pred;
+    const uint8_t *supported;   /* may be delegated */
+    const uint8_t *reads_runtime; /* reads a graph input, a runtime outer value, or makes runtime values (random) */
+} cv_dag;
+
+/* Minimal valid partitioning of the supported nodes (ASAP levels, O(N+E)):
+ * part[i] = partition index (ordered by level) of a supported node, CARVE_NONE
+ * for others. Supported nodes that read only constants move to the level of
+ * their consumers when one is taken, so their outputs do not cross
+ * partitions. Returns the partition count, or CARVE_NONE on NOMEM. */
+uint32_t cv_partition_levels(const cv_dag *d, uint32_t *part);
+
+/* ================================================================ capability.c */
+
+/* Why a node is not delegated. The string codes are part of the report's
+ * format (docs/report.md). */
+typedef enum cv_reason {
+    CV_R_NONE = 0,           /* supported (delegated if its partition is) */
+    CV_R_CONSTANT,           /* a Constant node: a value, referenced from the outer scope */
+    CV_R_SKIPPED_BY_USER,    /* --cpu-nodes / --cpu-ops */
+    CV_R_CUSTOM_DOMAIN,      /* an op of a non-ONNX domain that carve can run */
+    CV_R_UNSUPPORTED_OP,
+    CV_R_OPSET,              /* the target has the op, not at this opset */
+    CV_R_DTYPE,
+    CV_R_UNKNOWN_TYPE,
+    CV_R_RANK,
+    CV_R_DYNAMIC_SHAPE,
+    CV_R_ATTRIBUTE,
+    CV_R_DATA_DEPENDENT,
+    CV_R_CONTROL_FLOW,
+    CV_R_INT64_RANGE,
+    CV_R_DEQUANTIZED,        /* a piece of an op that reads a dequantized value */
+    CV_R_NO_RUNTIME_INPUT,   /* its partition reads no runtime value */
+    CV_R_SMALL_PARTITION,    /* --min-partition-nodes */
+    CV_R_COUNT
+} cv_reason;
+
+const char *cv_reason_code(cv_reason r);
+
+typedef struct cv_skip {
+    const char **nodes, **ops;  /* user skip lists */
+    uint32_t n_nodes, n_ops;
+} cv_skip;
+
+/* Decides whether the target can take node n as it is; on refusal returns
+ * the reason and writes a message naming the field. Knows nothing of
+ * partitions (that refusal comes later). `consts` says which values are
+ * compile-time constants. */
+cv_reason cv_capable(const carve_model *m, carve_node_id n, const carve_target *t, const bool *is_const,
+                     char *msg, size_t msgsz);
+/* Is value v a compile-time constant (initializer not overridable by an
+ * input, or a Constant node's output)? */
+bool cv_value_is_const(const carve_model *m, carve_value_id v);
+
+/* ================================================================ lower.c */
+
+/* Where a node stands during and after lowering (by node id). */
+typedef struct cv_lnode {
+    cv_reason reason;       /* why not delegated (CV_R_NONE if delegated) */
+    const char *msg;        /* the reason's message (model arena) */
+    uint32_t part;          /* partition index in its graph, CARVE_NONE on CPU */
+    carve_node_id origin;   /* the input model's node it comes from */
+    cv_reason sticky;       /* skip list / dequantized: holds across rounds */
+    bool decomposed;
+    carve_node_id delegate; /* the Delegate node holding it, after lowering */
+} cv_lnode;
+
+typedef struct cv_lpart {
+    carve_graph_id graph;
+    uint32_t index;
+    carve_node_id delegate;
+    cv_ids nodes, inputs, outputs; /* nodes in order; boundary values (outer ids) */
+} cv_lpart;
+
+typedef struct cv_lower {
+    carve_model *m;
+    const carve_target *t, *cpu;
+    const carve_lower_opts *o;
+    cv_lnode *ln;
+    uint32_t cap, n_orig;
+    uint32_t rounds;
+    cv_lpart *parts;
+    uint32_t n_parts;
+    double ms_infer, ms_partition, ms_decompose, ms_delegate, ms_total;
+    uint32_t n_decomposed;
+} cv_lower;
+
+/* ================================================================ delegate.c */
+
+/* Replaces the partitions of graph g (lnode.part) by Delegate nodes whose
+ * bodies hold the partitions' nodes; appends to lw->parts. */
+carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g);
+
+/* ================================================================ legalize.c */
+
+/* Applies the target's legalizations to a Delegate body. */
+carve_status cv_legalize_body(cv_lower *lw, carve_node_id delegate, carve_graph_id body);
+
+/* ================================================================ report.c */
+
+struct carve_report {
+    char *json;
+    char *summary;
+};
+carve_status cv_report_build(cv_lower *lw, carve_report **out);

@@ -1,0 +1,460 @@
+/* target.c: target profiles. A target is data: a JSON file with a
+ * schema_version, the ops it supports (per opset range, with constraints),
+ * the composite ops it wants kept whole, whether it refuses partitions that
+ * read no runtime value, its legalization rules and simulator semantics. A
+ * bad profile gets an error naming the file and the field. */
+#include "partition.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCHEMA_VERSION 1
+
+typedef struct {
+    carve_ctx *ctx;
+    const char *src;
+    carve_status st;
+} pctx;
+
+static bool perr(pctx *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool perr(pctx *p, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->st = cv_error(p->ctx, CARVE_ERR_INVALID, "target profile %s: %s", p->src, msg);
+    return false;
+}
+
+static char *dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = cv_malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static carve_dtype dtype_by_name(const char *s)
+{
+    for (int t = 1; t < CARVE_DTYPE_COUNT; t++)
+        if (!strcmp(carve_dtype_name((carve_dtype)t), s))
+            return (carve_dtype)t;
+    return CARVE_UNDEFINED;
+}
+
+static const char *known_top[] = {"schema_version", "name", "description", "dtypes", "int64", "max_rank",
+                                  "data_dependent_shapes", "static_shapes", "refuses_constant_partitions",
+                                  "control_flow_whole", "keep_whole", "legalize", "simulator", "ops",
+                                  "cpu_profile", "cpu_add", "cpu_remove", NULL};
+
+static bool check_keys(pctx *p, const cJSON *obj, const char *const *known, const char *where)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool ok = false;
+        for (int i = 0; known[i] && !ok; i++)
+            ok = !strcmp(c->string, known[i]);
+        if (!ok)
+            return perr(p, "%s%s%s: unknown field", where, *where ? "." : "", c->string);
+    }
+    return true;
+}
+
+static bool get_bool(pctx *p, const cJSON *obj, const char *key, bool dflt, bool *out, const char *where)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!x) {
+        *out = dflt;
+        return true;
+    }
+    if (!cJSON_IsBool(x))
+        return perr(p, "%s%s%s: expected true or false", where, *where ? "." : "", key);
+    *out = cJSON_IsTrue(x);
+    return true;
+}
+
+static bool get_int(pctx *p, const cJSON *obj, const char *key, int dflt, int lo, int hi, int *out, const char *where)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!x) {
+        *out = dflt;
+        return true;
+    }
+    if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int)x->valuedouble || x->valueint < lo || x->valueint > hi)
+        return perr(p, "%s%s%s: expected an integer from %d to %d", where, *where ? "." : "", key, lo, hi);
+    *out = x->valueint;
+    return true;
+}
+
+static bool get_dtypes(pctx *p, const cJSON *arr, uint32_t *mask, const char *where)
+{
+    if (!cJSON_IsArray(arr))
+        return perr(p, "%s: expected a list of dtype names", where);
+    *mask = 0;
+    int i = 0;
+    for (const cJSON *c = arr->child; c; c = c->next, i++) {
+        carve_dtype t = cJSON_IsString(c) ? dtype_by_name(c->valuestring) : CARVE_UNDEFINED;
+        if (!t)
+            return perr(p, "%s[%d]: '%s' is not a dtype name (float32, float16, int8, ...)", where, i,
+                        cJSON_IsString(c) ? c->valuestring : "?");
+        *mask |= 1u << t;
+    }
+    return true;
+}
+
+static bool get_names(pctx *p, const cJSON *arr, char ***out, uint32_t *n, const char *where)
+{
+    *out = NULL;
+    *n = 0;
+    if (!arr)
+        return true;
+    if (!cJSON_IsArray(arr))
+        return perr(p, "%s: expected a list of op names", where);
+    int cnt = cJSON_GetArraySize(arr);
+    *out = cv_malloc(((size_t)cnt + 1) * sizeof **out);
+    if (!*out)
+        return perr(p, "out of memory");
+    int i = 0;
+    for (const cJSON *c = arr->child; c; c = c->next, i++) {
+        if (!cJSON_IsString(c))
+            return perr(p, "%s[%d]: expected an op name", where, i);
+        (*out)[(*n)++] = dup(c->valuestring);
+    }
+    return true;
+}
+
+static const char *rule_keys[] = {"since", "until", "last_axis", "max_outputs", "max_rank", "dtypes", "attrs", NULL};
+
+static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *where)
+    __attribute__((nonnull));
+static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *where)
+{
+    if (!cJSON_IsObject(r))
+        return perr(p, "%s: expected an object of constraints", where);
+    if (!check_keys(p, r, rule_keys, where))
+        return false;
+    memset(rule, 0, sizeof *rule);
+    if (!get_int(p, r, "since", 1, 1, 1000, &rule->since, where) ||
+        !get_int(p, r, "until", 0, 0, 1000, &rule->until, where) ||
+        !get_int(p, r, "max_outputs", 0, 0, 255, &rule->max_outputs, where) ||
+        !get_int(p, r, "max_rank", 0, 0, CARVE_MAX_RANK, &rule->max_rank, where))
+        return false;
+    if (rule->until && rule->until < rule->since)
+        return perr(p, "%s.until: %d is before since %d", where, rule->until, rule->since);
+    const cJSON *la = cJSON_GetObjectItemCaseSensitive(r, "last_axis");
+    if (la) {
+        if (!cJSON_IsString(la))
+            return perr(p, "%s.last_axis: expected an attribute name", where);
+        rule->last_axis = dup(la->valuestring);
+    }
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(r, "dtypes");
+    char w[400];
+    snprintf(w, sizeof w, "%s.dtypes", where);
+    if (dt && !get_dtypes(p, dt, &rule->dtype_mask, w))
+        return false;
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "attrs");
+    if (at) {
+        if (!cJSON_IsObject(at))
+            return perr(p, "%s.attrs: expected an object of attribute -> allowed values", where);
+        int cnt = cJSON_GetArraySize(at);
+        rule->attrs = cv_malloc(((size_t)cnt + 1) * sizeof *rule->attrs);
+        if (!rule->attrs)
+            return perr(p, "out of memory");
+        for (const cJSON *a = at->child; a; a = a->next) {
+            cv_attr_rule *ar = &rule->attrs[rule->n_attrs++];
+            memset(ar, 0, sizeof *ar);
+            ar->name = dup(a->string);
+            if (!cJSON_IsArray(a) || !a->child)
+                return perr(p, "%s.attrs.%s: expected a non-empty list of allowed values", where, a->string);
+            ar->is_str = cJSON_IsString(a->child);
+            int k = cJSON_GetArraySize(a);
+            ar->ints = cv_malloc(((size_t)k + 1) * sizeof *ar->ints);
+            ar->strs = cv_malloc(((size_t)k + 1) * sizeof *ar->strs);
+            if (!ar->ints || !ar->strs)
+                return perr(p, "out of memory");
+            int i = 0;
+            for (const cJSON *v = a->child; v; v = v->next, i++) {
+                if (ar->is_str ? !cJSON_IsString(v) : !cJSON_IsNumber(v))
+                    return perr(p, "%s.attrs.%s[%d]: all values must be %s", where, a->string, i,
+                                ar->is_str ? "strings" : "integers");
+                if (ar->is_str)
+                    ar->strs[ar->n++] = dup(v->valuestring);
+                else
+                    ar->ints[ar->n++] = (int64_t)v->valuedouble;
+            }
+        }
+    }
+    return true;
+}
+
+static int cmp_ops(const void *a, const void *b)
+{
+    return strcmp(((const cv_target_op *)a)->op, ((const cv_target_op *)b)->op);
+}
+
+static bool parse(pctx *p, const cJSON *root, carve_target *t)
+{
+    if (!cJSON_IsObject(root))
+        return perr(p, "expected a JSON object");
+    if (!check_keys(p, root, known_top, ""))
+        return false;
+    int sv;
+    const cJSON *svj = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
+    if (!svj)
+        return perr(p, "schema_version: missing");
+    if (!get_int(p, root, "schema_version", 0, 0, 1000, &sv, ""))
+        return false;
+    if (sv != SCHEMA_VERSION)
+        return perr(p, "schema_version: %d is not supported (this carve reads version %d)", sv, SCHEMA_VERSION);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (!cJSON_IsString(name) || !*name->valuestring)
+        return perr(p, "name: expected a non-empty string");
+    t->name = dup(name->valuestring);
+    const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");
+    t->description = dup(cJSON_IsString(desc) ? desc->valuestring : "");
+    const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(root, "cpu_profile");
+    if (cpu) {
+        if (!cJSON_IsString(cpu) || (strcmp(cpu->valuestring, "core") && strcmp(cpu->valuestring, "full")))
+            return perr(p, "cpu_profile: expected \"core\" or \"full\"");
+        t->is_cpu = true;
+        t->cpu_base = !strcmp(cpu->valuestring, "full") ? CV_CPU_FULL : CV_CPU_CORE;
+        return get_names(p, cJSON_GetObjectItemCaseSensitive(root, "cpu_add"), &t->cpu_add, &t->n_cpu_add, "cpu_add") &&
+               get_names(p, cJSON_GetObjectItemCaseSensitive(root, "cpu_remove"), &t->cpu_remove, &t->n_cpu_remove,
+                         "cpu_remove");
+    }
+    const cJSON *dts = cJSON_GetObjectItemCaseSensitive(root, "dtypes");
+    if (!dts)
+        return perr(p, "dtypes: missing");
+    if (!get_dtypes(p, dts, &t->dtype_mask, "dtypes"))
+        return false;
+    const cJSON *i64 = cJSON_GetObjectItemCaseSensitive(root, "int64");
+    if (i64 && (!cJSON_IsString(i64) || (strcmp(i64->valuestring, "as_int32") && strcmp(i64->valuestring, "refuse"))))
+        return perr(p, "int64: expected \"as_int32\" or \"refuse\"");
+    t->int64_as_int32 = i64 && !strcmp(i64->valuestring, "as_int32");
+    if (!get_int(p, root, "max_rank", CARVE_MAX_RANK, 0, CARVE_MAX_RANK, &t->max_rank, "") ||
+        !get_bool(p, root, "data_dependent_shapes", false, &t->datadep_ok, "") ||
+        !get_bool(p, root, "static_shapes", false, &t->static_shapes, "") ||
+        !get_bool(p, root, "refuses_constant_partitions", false, &t->refuses_const, "") ||
+        !get_bool(p, root, "control_flow_whole", false, &t->control_whole, "") ||
+        !get_names(p, cJSON_GetObjectItemCaseSensitive(root, "keep_whole"), &t->keep_whole, &t->n_keep, "keep_whole"))
+        return false;
+    const cJSON *lg = cJSON_GetObjectItemCaseSensitive(root, "legalize");
+    static const char *lg_keys[] = {"int64_to_int32", "clamp_int64_slice_bounds", "uint8_cast_via_int32", NULL};
+    if (lg && (!cJSON_IsObject(lg) || !check_keys(p, lg, lg_keys, "legalize")))
+        return p->st ? false : perr(p, "legalize: expected an object");
+    if (!get_bool(p, lg, "int64_to_int32", false, &t->lg_int64, "legalize") ||
+        !get_bool(p, lg, "clamp_int64_slice_bounds", false, &t->lg_clamp_slice, "legalize") ||
+        !get_bool(p, lg, "uint8_cast_via_int32", false, &t->lg_u8cast, "legalize"))
+        return false;
+    if (t->lg_int64 && !t->int64_as_int32)
+        return perr(p, "legalize.int64_to_int32: needs \"int64\": \"as_int32\"");
+    const cJSON *sim = cJSON_GetObjectItemCaseSensitive(root, "simulator");
+    static const char *sim_keys[] = {"uint8_to_float_cast_nonzero_is_one", "int32_wraps", "refuse_int64", NULL};
+    if (sim && (!cJSON_IsObject(sim) || !check_keys(p, sim, sim_keys, "simulator")))
+        return p->st ? false : perr(p, "simulator: expected an object");
+    if (!get_bool(p, sim, "uint8_to_float_cast_nonzero_is_one", false, &t->sim_u8cast, "simulator") ||
+        !get_bool(p, sim, "int32_wraps", false, &t->sim_i32wrap, "simulator") ||
+        !get_bool(p, sim, "refuse_int64", false, &t->sim_refuse_int64, "simulator"))
+        return false;
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "ops");
+    if (!cJSON_IsObject(ops))
+        return perr(p, "ops: expected an object of op name -> constraints");
+    int cnt = cJSON_GetArraySize(ops);
+    t->ops = cv_malloc(((size_t)cnt + 1) * sizeof *t->ops);
+    if (!t->ops)
+        return perr(p, "out of memory");
+    for (const cJSON *o = ops->child; o; o = o->next) {
+        cv_target_op *to = &t->ops[t->n_ops++];
+        memset(to, 0, sizeof *to);
+        to->op = dup(o->string);
+        int nr = cJSON_IsArray(o) ? cJSON_GetArraySize(o) : 1;
+        if (nr == 0)
+            return perr(p, "ops.%s: empty list of constraint rows", o->string);
+        to->rules = cv_malloc((size_t)nr * sizeof *to->rules);
+        if (!to->rules)
+            return perr(p, "out of memory");
+        for (int i = 0; i < nr; i++) {
+            char w[300];
+            if (cJSON_IsArray(o))
+                snprintf(w, sizeof w, "ops.%s[%d]", o->string, i);
+            else
+                snprintf(w, sizeof w, "ops.%s", o->string);
+            if (!parse_rule(p, cJSON_IsArray(o) ? cJSON_GetArrayItem(o, i) : o, &to->rules[i], w))
+                return false;
+            to->n_rules++;
+        }
+    }
+    qsort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
+    for (uint32_t i = 1; i < t->n_ops; i++)
+        if (!strcmp(t->ops[i].op, t->ops[i - 1].op))
+            return perr(p, "ops.%s: listed twice", t->ops[i].op);
+    for (uint32_t i = 0; i < t->n_keep; i++) {
+        if (!cv_target_find_op(t, t->keep_whole[i]))
+            return perr(p, "keep_whole[%u]: '%s' is not in ops", i, t->keep_whole[i]);
+        const cv_op_def *d = cv_op_find("", t->keep_whole[i], 1000);
+        if (!d)
+            return perr(p, "keep_whole[%u]: carve does not know op '%s'", i, t->keep_whole[i]);
+    }
+    return true;
+}
+
+void carve_target_free(carve_target *t)
+{
+    if (!t)
+        return;
+    for (uint32_t i = 0; i < t->n_ops; i++) {
+        for (uint32_t r = 0; r < t->ops[i].n_rules; r++) {
+            cv_op_rule *rule = &t->ops[i].rules[r];
+            for (uint32_t a = 0; a < rule->n_attrs; a++) {
+                for (uint32_t k = 0; rule->attrs[a].is_str && k < rule->attrs[a].n; k++)
+                    cv_free(rule->attrs[a].strs[k]);
+                cv_free(rule->attrs[a].name);
+                cv_free(rule->attrs[a].ints);
+                cv_free(rule->attrs[a].strs);
+            }
+            cv_free(rule->attrs);
+            cv_free(rule->last_axis);
+        }
+        cv_free(t->ops[i].rules);
+        cv_free(t->ops[i].op);
+    }
+    for (uint32_t i = 0; i < t->n_keep; i++)
+        cv_free(t->keep_whole[i]);
+    for (uint32_t i = 0; i < t->n_cpu_add; i++)
+        cv_free(t->cpu_add[i]);
+    for (uint32_t i = 0; i < t->n_cpu_remove; i++)
+        cv_free(t->cpu_remove[i]);
+    cv_free(t->cpu_add);
+    cv_free(t->cpu_remove);
+    cv_free(t->keep_whole);
+    cv_free(t->ops);
+    cv_free(t->name);
+    cv_free(t->description);
+    cv_free(t->source);
+    cv_free(t);
+}
+
+carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const char *source, carve_target **out)
+{
+    *out = NULL;
+    pctx p = {ctx, source, CARVE_OK};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (!root) {
+        size_t off = end ? (size_t)(end - json) : 0;
+        return cv_error(ctx, CARVE_ERR_INVALID, "target profile %s: not valid JSON (at byte %zu)", source, off);
+    }
+    carve_target *t = cv_malloc(sizeof *t);
+    if (!t) {
+        cJSON_Delete(root);
+        return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
+    }
+    memset(t, 0, sizeof *t);
+    bool ok = parse(&p, root, t);
+    cJSON_Delete(root);
+    if (!ok) {
+        carve_target_free(t);
+        return p.st ? p.st : cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
+    }
+    t->source = dup(source);
+    t->hash = cv_hash_bytes(json, len, 0);
+    *out = t;
+    return CARVE_OK;
+}
+
+const cv_target_op *cv_target_find_op(const carve_target *t, const char *op)
+{
+    size_t lo = 0, hi = t->n_ops;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(t->ops[mid].op, op);
+        if (!c)
+            return &t->ops[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+bool cv_target_keeps_whole(const carve_target *t, const char *op)
+{
+    for (uint32_t i = 0; i < t->n_keep; i++)
+        if (!strcmp(t->keep_whole[i], op))
+            return true;
+    return false;
+}
+
+bool cv_cpu_has(const carve_target *cpu, const cv_op_def *def, const char *op)
+{
+    if (!def)
+        return false;
+    for (uint32_t i = 0; cpu && i < cpu->n_cpu_remove; i++)
+        if (!strcmp(cpu->cpu_remove[i], op))
+            return false;
+    for (uint32_t i = 0; cpu && i < cpu->n_cpu_add; i++)
+        if (!strcmp(cpu->cpu_add[i], op))
+            return true;
+    if (cpu && cpu->cpu_base == CV_CPU_FULL)
+        return true;
+    return (def->flags & CV_OP_CORE) != 0;
+}
+
+carve_status carve_target_builtin(carve_ctx *ctx, const char *name, carve_target **out)
+{
+    const char *json = cv_builtin_target_json(name);
+    if (!json) {
+        char list[256] = "";
+        for (int i = 0; cv_builtin_target_names[i]; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", cv_builtin_target_names[i]);
+        *out = NULL;
+        return cv_error(ctx, CARVE_ERR_ARG, "no built-in target '%s' (built in: %s)", name, list);
+    }
+    char src[128];
+    snprintf(src, sizeof src, "'%s' (built in)", name);
+    return cv_target_parse(ctx, json, strlen(json), src, out);
+}
+
+carve_status carve_target_load_file(carve_ctx *ctx, const char *path, carve_target **out)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cv_error(ctx, CARVE_ERR_IO, "target profile %s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            if (cap > (64u << 20)) {
+                cv_free(buf);
+                fclose(f);
+                return cv_error(ctx, CARVE_ERR_INVALID, "target profile %s: larger than 64 MiB", path);
+            }
+            char *nb = cv_realloc(buf, cap);
+            if (!nb) {
+                cv_free(buf);
+                fclose(f);
+                return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
+            }
+            buf = nb;
+        }
+        size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (k == 0)
+            break;
+    }
+    fclose(f);
+    char src[1024];
+    snprintf(src, sizeof src, "'%s'", path);
+    carve_status s = cv_target_parse(ctx, buf, n, src, out);
+    cv_free(buf);
+    return s;
+}
+
+const char *carve_target_name(const carve_target *t) { return t->name; }

@@ -1,0 +1,165 @@
+/* cmd_check.c: `carve check MODEL --target T`: lowers the model, runs the
+ * original and the lowered model on the same inputs (Delegate bodies under
+ * the target's simulator) and compares every output. */
+#include "lower_opts.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carve check MODEL (--target NAME | --target-file FILE) [--input NAME=FILE]...\n"
+               "                   [--random-inputs SEED] [--atol A] [--rtol R] [-o OUT.onnx] [options]\n\n"
+               "Lowers MODEL, runs the original and the lowered model on the same inputs on\n"
+               "carve's reference kernels (delegate bodies under the target's simulator), and\n"
+               "prints the largest absolute and relative error per output. Exits 1 when an\n"
+               "element breaks |lowered - original| <= atol + rtol * |original|.\n\n"
+               "  --input NAME=FILE     value of input NAME (.npy or TensorProto .pb)\n"
+               "  --random-inputs SEED  seeded random values for the other inputs (default seed 1)\n"
+               "  --atol A, --rtol R    tolerance (default 1e-4 and 1e-3; integers must match exactly)\n"
+               "  -o OUT.onnx           also save the lowered model\n"
+               "%s",
+            cli_lower_help);
+}
+
+static bool is_float(carve_dtype t)
+{
+    return t == CARVE_FLOAT || t == CARVE_DOUBLE || t == CARVE_FLOAT16 || t == CARVE_BFLOAT16;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    cli_lower cl = {0};
+    cli_inputs ci = {.have_seed = true, .seed = 1};
+    const char *path = NULL, *out = NULL;
+    double atol = 1e-4, rtol = 1e-3;
+    int rc = EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            goto done;
+        }
+        int r = cli_lower_arg(&cl, "check", argc, argv, &i);
+        if (r == 0)
+            r = cli_inputs_arg(&ci, "check", argc, argv, &i);
+        if (r < 0) {
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (r > 0)
+            continue;
+        bool has_val = i + 1 < argc;
+        char *e = NULL;
+        if ((!strcmp(a, "--atol") || !strcmp(a, "--rtol")) && has_val) {
+            double x = strtod(argv[++i], &e);
+            if (*e || !(x >= 0)) {
+                rc = cli_usage_error("check", "%s: '%s' is not a tolerance", a, argv[i]);
+                goto done;
+            }
+            *(!strcmp(a, "--atol") ? &atol : &rtol) = x;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_val) {
+            out = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            rc = cli_usage_error("check", "unknown option or missing value: '%s'", a);
+            goto done;
+        } else if (path) {
+            rc = cli_usage_error("check", "one model at a time ('%s' and '%s')", path, a);
+            goto done;
+        } else {
+            path = a;
+        }
+    }
+    if (!path) {
+        rc = cli_usage_error("check", "no model given");
+        goto done;
+    }
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *orig = NULL, *low = NULL;
+    carve_report *rep = NULL;
+    carve_tensor **in = NULL, **o1 = NULL, **o2 = NULL;
+    size_t n_in = 0, n_out = 0;
+    rc = EXIT_MODEL;
+    if (!cli_lower_setup(&cl, ctx, "check") || !(orig = cli_load(ctx, path)) || !(low = cli_load(ctx, path)) ||
+        !cli_fix_dims(ctx, orig, &ci, "check") || !cli_fix_dims(ctx, low, &ci, "check"))
+        goto free_all;
+    if (carve_lower(low, cl.target, &cl.opts, &rep) != CARVE_OK) {
+        fprintf(stderr, "carve check: lowering failed: %s\n", carve_errmsg(ctx));
+        goto free_all;
+    }
+    fputs(carve_report_summary(rep), stderr);
+    if (out && carve_model_save_file(low, out, NULL) != CARVE_OK) {
+        fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
+        goto free_all;
+    }
+    carve_graph_id g = carve_model_main_graph(orig);
+    n_in = carve_graph_input_count(orig, g);
+    n_out = carve_graph_output_count(orig, g);
+    in = calloc(n_in + 1, sizeof *in);
+    o1 = calloc(n_out + 1, sizeof *o1);
+    o2 = calloc(n_out + 1, sizeof *o2);
+    if (!cli_inputs_make(ctx, orig, &ci, "check", in))
+        goto free_all;
+    if (carve_model_run(orig, in, o1) != CARVE_OK) {
+        fprintf(stderr, "carve check: running the original model: %s\n", carve_errmsg(ctx));
+        goto free_all;
+    }
+    if (carve_model_run_target(low, cl.target, in, o2) != CARVE_OK) {
+        fprintf(stderr, "carve check: running the lowered model: %s\n", carve_errmsg(ctx));
+        goto free_all;
+    }
+    rc = EXIT_OK;
+    for (size_t i = 0; i < n_out; i++) {
+        const char *name = carve_value_name(orig, carve_graph_output(orig, g, i));
+        carve_tensor *a = o1[i], *b = o2[i];
+        bool same_shape = carve_tensor_dtype(a) == carve_tensor_dtype(b) && carve_tensor_rank(a) == carve_tensor_rank(b);
+        for (int d = 0; same_shape && d < carve_tensor_rank(a); d++)
+            same_shape = carve_tensor_dims(a)[d] == carve_tensor_dims(b)[d];
+        if (!same_shape) {
+            printf("FAIL %s: the lowered model gives %s of another shape\n", name, carve_dtype_name(carve_tensor_dtype(b)));
+            rc = EXIT_MODEL;
+            continue;
+        }
+        double max_abs = 0, max_rel = 0;
+        size_t bad = 0, n = carve_tensor_count(a);
+        bool fl = is_float(carve_tensor_dtype(a));
+        for (size_t k = 0; k < n; k++) {
+            double x = carve_tensor_get(a, k), y = carve_tensor_get(b, k);
+            if (isnan(x) && isnan(y))
+                continue;
+            double d = fabs(x - y);
+            if (isnan(d))
+                d = INFINITY;
+            max_abs = d > max_abs ? d : max_abs;
+            if (x != 0 && d / fabs(x) > max_rel)
+                max_rel = d / fabs(x);
+            if (fl ? !(d <= atol + rtol * fabs(x)) : d != 0)
+                bad++;
+        }
+        printf("%s %s: %s, %zu elements, max abs error %.3g, max rel error %.3g%s\n", bad ? "FAIL" : "ok  ", name,
+               carve_dtype_name(carve_tensor_dtype(a)), n, max_abs, max_rel, bad ? "" : "");
+        if (bad) {
+            printf("     %zu element%s beyond atol %g rtol %g\n", bad, bad == 1 ? "" : "s", atol, rtol);
+            rc = EXIT_MODEL;
+        }
+    }
+free_all:
+    for (size_t i = 0; in && i < n_in; i++)
+        carve_tensor_free(in[i]);
+    for (size_t i = 0; i < n_out; i++) {
+        carve_tensor_free(o1 ? o1[i] : NULL);
+        carve_tensor_free(o2 ? o2[i] : NULL);
+    }
+    free(in);
+    free(o1);
+    free(o2);
+    carve_report_free(rep);
+    carve_model_free(orig);
+    carve_model_free(low);
+    carve_ctx_free(ctx);
+done:
+    cli_lower_free(&cl);
+    cli_inputs_free(&ci);
+    return rc;
+}

@@ -1,0 +1,122 @@
+/* cmd_lower.c: `carve lower MODEL --target T -o OUT.onnx [--report R.json]`. */
+#include "lower_opts.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: carve lower MODEL (--target NAME | --target-file FILE) -o OUT.onnx\n"
+               "                   [--report REPORT.json] [--export-partitions DIR] [options]\n\n"
+               "Lowers MODEL for an accelerator: every node the target can take goes into as\n"
+               "few delegate partitions as the graph allows, the target's rules are applied to\n"
+               "the real partitions, and every other node stays on CPU (decomposed when the CPU\n"
+               "profile lacks it). Writes the lowered ONNX model, where each partition is an\n"
+               "ai.carve Delegate node carrying its subgraph, and says why each node went where.\n\n"
+               "  -o, --output FILE        the lowered model (never the input file)\n"
+               "  --report FILE            the JSON report (docs/report.md)\n"
+               "  --export-partitions DIR  also write each partition as a standalone model\n"
+               "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n"
+               "%s\n"
+               "A short summary goes to stderr.\n",
+            cli_lower_help);
+}
+
+int cmd_lower(int argc, char **argv)
+{
+    cli_lower cl = {0};
+    cli_inputs ci = {0};
+    const char *path = NULL, *out = NULL, *report = NULL, *export_dir = NULL, *ext = NULL;
+    int rc = EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            goto done;
+        }
+        int r = cli_lower_arg(&cl, "lower", argc, argv, &i);
+        if (r == 0 && !strcmp(a, "--dim"))
+            r = cli_inputs_arg(&ci, "lower", argc, argv, &i);
+        if (r < 0) {
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (r > 0)
+            continue;
+        bool has_val = i + 1 < argc;
+        if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_val)
+            out = argv[++i];
+        else if (!strcmp(a, "--report") && has_val)
+            report = argv[++i];
+        else if (!strcmp(a, "--export-partitions") && has_val)
+            export_dir = argv[++i];
+        else if (!strcmp(a, "--external-data") && has_val)
+            ext = argv[++i];
+        else if (a[0] == '-' && a[1]) {
+            rc = cli_usage_error("lower", has_val ? "unknown option '%s'" : "unknown option or missing value: '%s'", a);
+            goto done;
+        } else if (path) {
+            rc = cli_usage_error("lower", "one model at a time ('%s' and '%s')", path, a);
+            goto done;
+        } else
+            path = a;
+    }
+    if (!path || !out) {
+        rc = cli_usage_error("lower", !path ? "no model given" : "no output given (-o OUT.onnx)");
+        goto done;
+    }
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = NULL;
+    carve_report *rep = NULL;
+    if (!cli_lower_setup(&cl, ctx, "lower") || !(m = cli_load(ctx, path)) || !cli_fix_dims(ctx, m, &ci, "lower")) {
+        rc = cl.target || !cl.target_name ? EXIT_MODEL : EXIT_MODEL;
+        goto free_all;
+    }
+    if (carve_lower(m, cl.target, &cl.opts, &rep) != CARVE_OK) {
+        fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
+        rc = EXIT_MODEL;
+        goto free_all;
+    }
+    carve_save_opts so = {ext, 0};
+    if (carve_model_save_file(m, out, &so) != CARVE_OK) {
+        fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
+        rc = EXIT_MODEL;
+        goto free_all;
+    }
+    if (report) {
+        FILE *f = fopen(report, "w");
+        if (!f || fputs(carve_report_json(rep), f) < 0 || fputc('\n', f) == EOF || fclose(f) != 0) {
+            fprintf(stderr, "carve lower: %s: %s\n", report, strerror(errno));
+            rc = EXIT_MODEL;
+            goto free_all;
+        }
+    }
+    if (export_dir) {
+        if (mkdir(export_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "carve lower: %s: %s\n", export_dir, strerror(errno));
+            rc = EXIT_MODEL;
+            goto free_all;
+        }
+        size_t n = 0;
+        if (carve_export_partitions(m, export_dir, &n) != CARVE_OK) {
+            fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
+            rc = EXIT_MODEL;
+            goto free_all;
+        }
+        fprintf(stderr, "wrote %zu partition model%s to %s/\n", n, n == 1 ? "" : "s", export_dir);
+    }
+    fputs(carve_report_summary(rep), stderr);
+    fprintf(stderr, "lowered model: %s\n", out);
+    if (report)
+        fprintf(stderr, "report: %s\n", report);
+free_all:
+    carve_report_free(rep);
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+done:
+    cli_lower_free(&cl);
+    cli_inputs_free(&ci);
+    return rc;
+}

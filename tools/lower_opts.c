@@ -1,0 +1,131 @@
+/* lower_opts.c: the lowering options `carve lower` and `carve check` share. */
+#include "lower_opts.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    bool has_val = *i + 1 < argc;
+    const char *val = has_val ? argv[*i + 1] : NULL;
+#define NEED(what)                                          \
+    do {                                                    \
+        if (!has_val) {                                     \
+            cli_usage_error(cmd, "%s takes %s", a, what);   \
+            return -1;                                      \
+        }                                                   \
+        ++*i;                                               \
+    } while (0)
+    if (!strcmp(a, "--target")) {
+        NEED("a target name (htp, gpu, lpai, cpu)");
+        cl->target_name = val;
+    } else if (!strcmp(a, "--target-file")) {
+        NEED("a JSON profile");
+        cl->target_file = val;
+    } else if (!strcmp(a, "--cpu-profile")) {
+        NEED("core, full or a JSON profile");
+        cl->cpu_profile = val;
+    } else if (!strcmp(a, "--cpu-nodes")) {
+        NEED("a comma-separated list of node names");
+        cl->cpu_nodes = cli_split_list(val, &cl->n_cpu_nodes);
+    } else if (!strcmp(a, "--cpu-ops")) {
+        NEED("a comma-separated list of op types");
+        cl->cpu_ops = cli_split_list(val, &cl->n_cpu_ops);
+    } else if (!strcmp(a, "--min-partition-nodes")) {
+        NEED("a number");
+        char *e;
+        long x = strtol(val, &e, 10);
+        if (*e || x < 0 || x > 1000000) {
+            cli_usage_error(cmd, "--min-partition-nodes: '%s' is not a count", val);
+            return -1;
+        }
+        cl->opts.min_partition_nodes = (uint32_t)x;
+    } else if (!strcmp(a, "--no-legalize")) {
+        NEED("int64, uint8-cast or slice-clamp");
+        if (!strcmp(val, "int64"))
+            cl->opts.disable_legalize |= 1;
+        else if (!strcmp(val, "uint8-cast"))
+            cl->opts.disable_legalize |= 2;
+        else if (!strcmp(val, "slice-clamp"))
+            cl->opts.disable_legalize |= 4;
+        else {
+            cli_usage_error(cmd, "--no-legalize: '%s' is not int64, uint8-cast or slice-clamp", val);
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+#undef NEED
+    return 1;
+}
+
+bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
+{
+    if (!cl->target_name && !cl->target_file) {
+        cli_usage_error(cmd, "give --target NAME or --target-file FILE");
+        return false;
+    }
+    if (cl->target_name && cl->target_file) {
+        cli_usage_error(cmd, "give --target or --target-file, not both");
+        return false;
+    }
+    carve_status s = cl->target_file ? carve_target_load_file(ctx, cl->target_file, &cl->target)
+                                     : carve_target_builtin(ctx, cl->target_name, &cl->target);
+    if (s) {
+        fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
+        return false;
+    }
+    if (cl->cpu_profile) {
+        if (!strcmp(cl->cpu_profile, "core"))
+            s = carve_target_builtin(ctx, "cpu", &cl->cpu);
+        else if (!strcmp(cl->cpu_profile, "full"))
+            s = carve_target_builtin(ctx, "cpu_full", &cl->cpu);
+        else
+            s = carve_target_load_file(ctx, cl->cpu_profile, &cl->cpu);
+        if (s) {
+            fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
+            return false;
+        }
+        cl->opts.cpu = cl->cpu;
+    }
+    cl->opts.cpu_nodes = (const char *const *)cl->cpu_nodes;
+    cl->opts.n_cpu_nodes = cl->n_cpu_nodes;
+    cl->opts.cpu_ops = (const char *const *)cl->cpu_ops;
+    cl->opts.n_cpu_ops = cl->n_cpu_ops;
+    return true;
+}
+
+bool cli_fix_dims(carve_ctx *ctx, carve_model *m, const cli_inputs *ci, const char *cmd)
+{
+    for (int k = 0; k < ci->n_dims; k++)
+        if (carve_model_fix_dim(m, ci->dims[k].name, strtoll(ci->dims[k].value, NULL, 10))) {
+            fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
+            return false;
+        }
+    return true;
+}
+
+void cli_lower_free(cli_lower *cl)
+{
+    for (size_t i = 0; i < cl->n_cpu_nodes; i++)
+        free(cl->cpu_nodes[i]);
+    for (size_t i = 0; i < cl->n_cpu_ops; i++)
+        free(cl->cpu_ops[i]);
+    free(cl->cpu_nodes);
+    free(cl->cpu_ops);
+    carve_target_free(cl->target);
+    carve_target_free(cl->cpu);
+}
+
+const char *cli_lower_help =
+    "  --target NAME           a built-in target: htp, gpu, lpai (cpu: everything on CPU)\n"
+    "  --target-file FILE      a target profile of your own (docs/targets.md)\n"
+    "  --cpu-profile P         the CPU fallback's ops: core (default), full, or a JSON profile\n"
+    "  --cpu-nodes A,B,...     keep these nodes on CPU (names as in the input model;\n"
+    "                          'carve inspect --nodes' lists them); their pieces stay on CPU too\n"
+    "  --cpu-ops OP,OP,...     keep every node of these op types on CPU\n"
+    "  --dim NAME=VALUE        fix symbolic dim NAME (NPUs compile for static shapes)\n"
+    "  --min-partition-nodes N send partitions of fewer than N nodes to CPU\n"
+    "  --no-legalize WHAT      leave out a legalization (int64, uint8-cast, slice-clamp):\n"
+    "                          for testing that it matters\n";
