@@ -148,6 +148,18 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
         snprintf(msg, msgsz, "control flow stays on CPU (%s does not take it whole)", t->name);
         return CV_R_CONTROL_FLOW;
     }
+    if (def && !t->datadep_ok) {
+        if (def->flags & CV_OP_DATADEP) {
+            snprintf(msg, msgsz, "%s's output shape depends on input values", n->op);
+            return CV_R_DATA_DEPENDENT;
+        }
+        for (uint32_t i = 0; i < n->n_in && i < 32; i++)
+            if ((def->shape_inputs >> i) & 1 && n->in[i] != CARVE_NONE && !cv_value_is_const(m, n->in[i])) {
+                snprintf(msg, msgsz, "input %u '%s' decides the output shape and is not a constant", i,
+                         m->values[n->in[i]].name);
+                return CV_R_DATA_DEPENDENT;
+            }
+    }
     uint32_t mask = r->dtype_mask ? r->dtype_mask : t->dtype_mask;
     int max_rank = r->max_rank ? r->max_rank : t->max_rank;
     for (uint32_t i = 0; i < n->n_in; i++) {
@@ -199,18 +211,6 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
                      r->last_axis, (long long)axis, rank);
             return CV_R_ATTRIBUTE;
         }
-    }
-    if (def && !t->datadep_ok) {
-        if (def->flags & CV_OP_DATADEP) {
-            snprintf(msg, msgsz, "%s's output shape depends on input values", n->op);
-            return CV_R_DATA_DEPENDENT;
-        }
-        for (uint32_t i = 0; i < n->n_in && i < 32; i++)
-            if ((def->shape_inputs >> i) & 1 && n->in[i] != CARVE_NONE && !cv_value_is_const(m, n->in[i])) {
-                snprintf(msg, msgsz, "input %u '%s' decides the output shape and is not a constant", i,
-                         m->values[n->in[i]].name);
-                return CV_R_DATA_DEPENDENT;
-            }
     }
     if (t->lg_int64) {
         bool slice = !strcmp(n->op, "Slice");
