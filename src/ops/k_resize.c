@@ -1,0 +1,956 @@
+/* k_resize.c: Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9), one
+ * kernel for both.
+ *
+ * Every output coordinate maps to an input coordinate per axis (the
+ * coordinate_transformation_mode), so the work splits into per-axis tables
+ * of (input index, weight) taps, computed once in double, and passes that
+ * apply them: nearest is a gather (any dtype), linear and cubic are
+ * separable 1-D passes, plus a direct bilinear loop for the common NCHW
+ * float32 case. The conventions follow the ONNX reference implementation
+ * (onnx/reference/ops/op_resize.py): the ratio of a coordinate that falls
+ * on a pixel is 1 (the left neighbour is the base), neighbours beyond the
+ * edge repeat the edge, exclude_outside drops them and renormalizes,
+ * antialias widens the linear/cubic filter by 1/scale when downsampling. */
+#include "ops.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef enum { RM_NEAREST, RM_LINEAR, RM_CUBIC } rmode;
+typedef enum {
+    CT_HALF_PIXEL,
+    CT_HALF_PIXEL_SYMMETRIC,
+    CT_PYTORCH_HALF_PIXEL,
+    CT_ALIGN_CORNERS,
+    CT_ASYMMETRIC,
+    CT_TF_HALF_PIXEL_FOR_NN,
+    CT_TF_CROP_AND_RESIZE
+} ctmode;
+/* NM_SIMPLE: Upsample and Resize-10 had no nearest_mode; onnxruntime floors
+ * when upsampling an axis and takes the ceiling when downsampling it. */
+typedef enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL, NM_SIMPLE } nmode;
+typedef enum { KAR_STRETCH, KAR_NOT_LARGER, KAR_NOT_SMALLER } karpolicy;
+
+typedef struct {
+    rmode mode;
+    ctmode ct;
+    nmode nm;
+    double cubic_a;
+    bool exclude_outside;
+    double extrapolation;
+    bool antialias;
+    karpolicy policy;
+    int naxes; /* the resized axes (opset 18 axes; all axes before) */
+    int axes[CARVE_MAX_RANK];
+} rattrs;
+
+typedef struct {
+    int rank;
+    int64_t in[CARVE_MAX_RANK], out[CARVE_MAX_RANK]; /* -1: unknown (inference) */
+    double scale[CARVE_MAX_RANK];
+    double len[CARVE_MAX_RANK]; /* length_resized as a real: in * scale */
+    double roi0[CARVE_MAX_RANK], roi1[CARVE_MAX_RANK];
+    bool same[CARVE_MAX_RANK]; /* the output dim is the input dim (symbols kept) */
+} rshape;
+
+enum { PLAN_OK, PLAN_ERR, PLAN_UNKNOWN };
+
+static bool is_upsample(const carve_model *m, carve_node_id n) { return !strcmp(m->nodes[n].op, "Upsample"); }
+
+/* Node input positions of roi, scales and sizes (-1: the op has none). */
+static void input_slots(const carve_model *m, carve_node_id n, int64_t opset, int *roi, int *scales, int *sizes)
+{
+    *roi = *scales = *sizes = -1;
+    if (is_upsample(m, n)) {
+        if (opset >= 9)
+            *scales = 1;
+    } else if (opset < 11) {
+        *scales = 1;
+    } else {
+        *roi = 1, *scales = 2, *sizes = 3;
+    }
+}
+
+/* Reads and checks the attributes; rank is the input's rank (-1 unknown:
+ * axes are then left unnormalized and unchecked). */
+static int read_attrs(const carve_model *m, carve_node_id n, int64_t opset, int rank, rattrs *a, char *err, size_t esz)
+{
+    memset(a, 0, sizeof *a);
+    bool legacy = is_upsample(m, n) || opset < 11;
+    const char *mode = cv_attr_s(m, n, "mode", "nearest");
+    if (!strcmp(mode, "nearest"))
+        a->mode = RM_NEAREST;
+    else if (!strcmp(mode, "linear") || (legacy && !strcmp(mode, "bilinear")))
+        a->mode = RM_LINEAR;
+    else if (!strcmp(mode, "cubic") && !legacy)
+        a->mode = RM_CUBIC;
+    else {
+        snprintf(err, esz, "attribute 'mode' is '%s', expected nearest, linear%s", mode, legacy ? "" : " or cubic");
+        return PLAN_ERR;
+    }
+    a->ct = CT_ASYMMETRIC;
+    a->nm = NM_SIMPLE;
+    a->cubic_a = -0.75;
+    a->policy = KAR_STRETCH;
+    if (!legacy) {
+        const char *ct = cv_attr_s(m, n, "coordinate_transformation_mode", "half_pixel");
+        static const struct { const char *name; ctmode ct; int since; } cts[] = {
+            {"half_pixel", CT_HALF_PIXEL, 11},           {"pytorch_half_pixel", CT_PYTORCH_HALF_PIXEL, 11},
+            {"align_corners", CT_ALIGN_CORNERS, 11},     {"asymmetric", CT_ASYMMETRIC, 11},
+            {"tf_half_pixel_for_nn", CT_TF_HALF_PIXEL_FOR_NN, 11},
+            {"tf_crop_and_resize", CT_TF_CROP_AND_RESIZE, 11}, {"half_pixel_symmetric", CT_HALF_PIXEL_SYMMETRIC, 19},
+        };
+        size_t i = 0;
+        while (i < sizeof cts / sizeof *cts && (strcmp(cts[i].name, ct) || opset < cts[i].since))
+            i++;
+        if (i == sizeof cts / sizeof *cts) {
+            snprintf(err, esz, "attribute 'coordinate_transformation_mode' is '%s', not a mode of opset %lld", ct,
+                     (long long)opset);
+            return PLAN_ERR;
+        }
+        a->ct = cts[i].ct;
+        const char *nm = cv_attr_s(m, n, "nearest_mode", "round_prefer_floor");
+        if (!strcmp(nm, "round_prefer_floor"))
+            a->nm = NM_ROUND_PREFER_FLOOR;
+        else if (!strcmp(nm, "round_prefer_ceil"))
+            a->nm = NM_ROUND_PREFER_CEIL;
+        else if (!strcmp(nm, "floor"))
+            a->nm = NM_FLOOR;
+        else if (!strcmp(nm, "ceil"))
+            a->nm = NM_CEIL;
+        else {
+            snprintf(err, esz, "attribute 'nearest_mode' is '%s', expected round_prefer_floor, round_prefer_ceil, "
+                     "floor or ceil", nm);
+            return PLAN_ERR;
+        }
+        a->cubic_a = cv_attr_f(m, n, "cubic_coeff_a", -0.75f);
+        a->exclude_outside = cv_attr_i(m, n, "exclude_outside", 0) != 0;
+        a->extrapolation = cv_attr_f(m, n, "extrapolation_value", 0.0f);
+    }
+    a->naxes = rank < 0 ? 0 : rank;
+    for (int i = 0; i < a->naxes; i++)
+        a->axes[i] = i;
+    if (!legacy && opset >= 18) {
+        a->antialias = cv_attr_i(m, n, "antialias", 0) != 0;
+        const char *p = cv_attr_s(m, n, "keep_aspect_ratio_policy", "stretch");
+        if (!strcmp(p, "stretch"))
+            a->policy = KAR_STRETCH;
+        else if (!strcmp(p, "not_larger"))
+            a->policy = KAR_NOT_LARGER;
+        else if (!strcmp(p, "not_smaller"))
+            a->policy = KAR_NOT_SMALLER;
+        else {
+            snprintf(err, esz, "attribute 'keep_aspect_ratio_policy' is '%s', expected stretch, not_larger or "
+                     "not_smaller", p);
+            return PLAN_ERR;
+        }
+        const int64_t *ax;
+        int nax = cv_attr_ints(m, n, "axes", &ax);
+        if (nax >= 0) {
+            if (rank < 0)
+                return PLAN_UNKNOWN;
+            if (nax > rank) {
+                snprintf(err, esz, "attribute 'axes' has %d values but input 0 has rank %d", nax, rank);
+                return PLAN_ERR;
+            }
+            bool seen[CARVE_MAX_RANK] = {0};
+            for (int i = 0; i < nax; i++) {
+                int64_t x = ax[i];
+                if (x < -rank || x >= rank) {
+                    snprintf(err, esz, "attribute 'axes' value %lld is out of range for rank %d", (long long)x, rank);
+                    return PLAN_ERR;
+                }
+                if (x < 0)
+                    x += rank;
+                if (seen[x]) {
+                    snprintf(err, esz, "attribute 'axes' repeats axis %lld", (long long)x);
+                    return PLAN_ERR;
+                }
+                seen[x] = true;
+                a->axes[i] = (int)x;
+            }
+            a->naxes = nax;
+        }
+    }
+    if (rank < 0)
+        return PLAN_UNKNOWN;
+    return PLAN_OK;
+}
+
+/* Output shape, scales and roi from the inputs. present[i]: node input i is
+ * given; val[i]: its value (NULL when not known: inference). in[] may hold
+ * -1 for unknown dims (inference); their outputs are then -1. */
+static int plan_shape(const carve_model *m, carve_node_id n, int64_t opset, const rattrs *a, int rank,
+                      const int64_t *in, const bool *present, const cv_val *const *val, rshape *rs, char *err,
+                      size_t esz)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->rank = rank;
+    for (int d = 0; d < rank; d++) {
+        rs->in[d] = rs->out[d] = in[d];
+        rs->scale[d] = 1.0;
+        rs->len[d] = (double)in[d];
+        rs->roi0[d] = 0.0, rs->roi1[d] = 1.0;
+        rs->same[d] = true;
+    }
+    int sroi, ssc, ssz;
+    input_slots(m, n, opset, &sroi, &ssc, &ssz);
+    int na = a->naxes;
+    double sc[CARVE_MAX_RANK];
+    int64_t sz[CARVE_MAX_RANK];
+    bool have_scales = false, have_sizes = false;
+    if (ssc < 0) { /* Upsample-7: attribute */
+        const float *f;
+        int cnt = cv_attr_floats(m, n, "scales", &f);
+        if (cnt < 0) {
+            snprintf(err, esz, "attribute 'scales' is missing");
+            return PLAN_ERR;
+        }
+        if (cnt != na) {
+            snprintf(err, esz, "attribute 'scales' has %d values but input 0 has rank %d", cnt, rank);
+            return PLAN_ERR;
+        }
+        for (int i = 0; i < cnt; i++)
+            sc[i] = f[i];
+        have_scales = true;
+    } else {
+        const cv_val *s = present[ssc] ? val[ssc] : NULL;
+        if (present[ssc] && !s)
+            return PLAN_UNKNOWN;
+        if (s && s->nelem) {
+            if (!cv_dtype_is_float(s->dtype)) {
+                snprintf(err, esz, "input %d 'scales' is %s, expected a float tensor", ssc, carve_dtype_name(s->dtype));
+                return PLAN_ERR;
+            }
+            if (s->nelem != (size_t)na) {
+                snprintf(err, esz, "input %d 'scales' has %zu values but %s %d", ssc, s->nelem,
+                         na == rank ? "input 0 has rank" : "attribute 'axes' has", na);
+                return PLAN_ERR;
+            }
+            for (int i = 0; i < na; i++)
+                sc[i] = cv_val_get_f64(s, (size_t)i);
+            have_scales = true;
+        }
+    }
+    if (ssz >= 0 && present[ssz]) {
+        const cv_val *s = val[ssz];
+        if (!s)
+            return PLAN_UNKNOWN;
+        if (s->nelem) {
+            if (s->dtype != CARVE_INT64) {
+                snprintf(err, esz, "input %d 'sizes' is %s, expected int64", ssz, carve_dtype_name(s->dtype));
+                return PLAN_ERR;
+            }
+            if (s->nelem != (size_t)na) {
+                snprintf(err, esz, "input %d 'sizes' has %zu values but %s %d", ssz, s->nelem,
+                         na == rank ? "input 0 has rank" : "attribute 'axes' has", na);
+                return PLAN_ERR;
+            }
+            for (int i = 0; i < na; i++) {
+                sz[i] = cv_val_get_i64(s, (size_t)i);
+                if (sz[i] < 0) {
+                    snprintf(err, esz, "input %d 'sizes' value %d is %lld, expected >= 0", ssz, i, (long long)sz[i]);
+                    return PLAN_ERR;
+                }
+            }
+            have_sizes = true;
+        }
+    }
+    if (have_scales && have_sizes) {
+        snprintf(err, esz, "inputs 'scales' and 'sizes' are both given; only one may be");
+        return PLAN_ERR;
+    }
+    if (!have_scales && !have_sizes) {
+        snprintf(err, esz, "neither 'scales' nor 'sizes' is given");
+        return PLAN_ERR;
+    }
+    if (have_scales) {
+        for (int i = 0; i < na; i++) {
+            int d = a->axes[i];
+            if (!(sc[i] > 0) || isinf(sc[i])) {
+                snprintf(err, esz, "'scales' value %d is %g, expected a finite value > 0", i, sc[i]);
+                return PLAN_ERR;
+            }
+            rs->scale[d] = sc[i];
+            rs->same[d] = sc[i] == 1.0;
+            if (in[d] < 0)
+                continue;
+            double o = floor((double)in[d] * sc[i]);
+            if (o >= 4.0e18) {
+                snprintf(err, esz, "'scales' value %d (%g) makes axis %d of size %lld too large", i, sc[i], d,
+                         (long long)in[d]);
+                return PLAN_ERR;
+            }
+            rs->out[d] = (int64_t)o;
+            rs->len[d] = (double)in[d] * sc[i];
+        }
+    } else if (a->policy == KAR_STRETCH) {
+        for (int i = 0; i < na; i++) {
+            int d = a->axes[i];
+            rs->out[d] = sz[i];
+            rs->len[d] = (double)sz[i];
+            rs->same[d] = false;
+            if (in[d] < 0)
+                continue;
+            if (in[d] == 0 && sz[i] != 0) {
+                snprintf(err, esz, "input 0 axis %d is empty and cannot be resized to %lld", d, (long long)sz[i]);
+                return PLAN_ERR;
+            }
+            rs->scale[d] = in[d] ? (double)sz[i] / (double)in[d] : 1.0;
+        }
+    } else {
+        double s = a->policy == KAR_NOT_LARGER ? INFINITY : 0.0;
+        for (int i = 0; i < na; i++) {
+            int d = a->axes[i];
+            if (in[d] < 0) {
+                for (int j = 0; j < na; j++) {
+                    rs->out[a->axes[j]] = -1;
+                    rs->same[a->axes[j]] = false;
+                }
+                return PLAN_OK;
+            }
+            if (in[d] == 0) {
+                snprintf(err, esz, "input 0 axis %d is empty; keep_aspect_ratio_policy needs a size", d);
+                return PLAN_ERR;
+            }
+            double r = (double)sz[i] / (double)in[d];
+            s = a->policy == KAR_NOT_LARGER ? fmin(s, r) : fmax(s, r);
+        }
+        for (int i = 0; i < na; i++) {
+            int d = a->axes[i];
+            rs->scale[d] = s;
+            rs->same[d] = false;
+            rs->len[d] = s * (double)in[d];
+            double o = floor(rs->len[d] + 0.5);
+            if (!(o < 4.0e18)) {
+                snprintf(err, esz, "keep_aspect_ratio_policy makes axis %d too large", d);
+                return PLAN_ERR;
+            }
+            rs->out[d] = (int64_t)o;
+        }
+    }
+    if (a->ct == CT_TF_CROP_AND_RESIZE && sroi >= 0 && present[sroi]) {
+        const cv_val *r = val[sroi];
+        if (!r)
+            return PLAN_OK; /* the roi does not change the shape */
+        if (r->nelem) {
+            if (r->nelem != (size_t)(2 * na)) {
+                snprintf(err, esz, "input %d 'roi' has %zu values, expected %d (start and end of each resized axis)",
+                         sroi, r->nelem, 2 * na);
+                return PLAN_ERR;
+            }
+            for (int i = 0; i < na; i++) {
+                rs->roi0[a->axes[i]] = cv_val_get_f64(r, (size_t)i);
+                rs->roi1[a->axes[i]] = cv_val_get_f64(r, (size_t)(na + i));
+            }
+        }
+    }
+    return PLAN_OK;
+}
+
+/* ---------------------------------------------------------------- per-axis tables */
+
+typedef struct {
+    int64_t in, out;
+    int ntap;
+    int64_t *idx;  /* out * ntap, clamped into [0, in) */
+    double *w;     /* out * ntap */
+    uint8_t *ext;  /* out: the coordinate is outside the crop (tf_crop_and_resize) */
+    bool any_ext;
+    bool identity; /* output x reads input x with weight 1 */
+} amap;
+
+static void amap_free(amap *a)
+{
+    cv_free(a->idx);
+    cv_free(a->w);
+    cv_free(a->ext);
+    memset(a, 0, sizeof *a);
+}
+
+static double orig_coord(const rattrs *a, const rshape *rs, int d, int64_t xo)
+{
+    double x = (double)xo, s = rs->scale[d], in = (double)rs->in[d], len = rs->len[d];
+    switch (a->ct) {
+    case CT_HALF_PIXEL: return (x + 0.5) / s - 0.5;
+    case CT_HALF_PIXEL_SYMMETRIC: {
+        double adj = (double)rs->out[d] / len;
+        return in / 2 * (1 - adj) + (x + 0.5) / s - 0.5;
+    }
+    case CT_PYTORCH_HALF_PIXEL: return len > 1 ? (x + 0.5) / s - 0.5 : 0.0;
+    case CT_ALIGN_CORNERS: return len == 1 ? 0.0 : x * (in - 1) / (len - 1);
+    case CT_ASYMMETRIC: return x / s;
+    case CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / s;
+    case CT_TF_CROP_AND_RESIZE: {
+        double r0 = rs->roi0[d], r1 = rs->roi1[d];
+        double xo2 = len == 1 ? (r1 - r0) * (in - 1) / 2 : x * (r1 - r0) * (in - 1) / (len - 1);
+        return xo2 + r0 * (in - 1);
+    }
+    }
+    return x;
+}
+
+static double filter_w(const rattrs *a, double t)
+{
+    t = fabs(t);
+    if (a->mode == RM_LINEAR)
+        return t < 1 ? 1 - t : 0;
+    double A = a->cubic_a;
+    if (t <= 1)
+        return ((A + 2) * t - (A + 3)) * t * t + 1;
+    if (t < 2)
+        return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+    return 0;
+}
+
+static int64_t clampi(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
+
+/* Builds the taps of axis d. false on NOMEM. */
+static bool amap_build(const rattrs *a, const rshape *rs, int d, amap *m)
+{
+    memset(m, 0, sizeof *m);
+    int64_t in = rs->in[d], out = rs->out[d];
+    m->in = in, m->out = out;
+    double fs = 1.0; /* filter scale: antialias widens the filter when downsampling */
+    int start = 0;
+    if (a->mode == RM_NEAREST) {
+        m->ntap = 1;
+    } else {
+        fs = a->antialias && rs->scale[d] < 1 ? rs->scale[d] : 1.0;
+        double support = a->mode == RM_LINEAR ? 1.0 : 2.0;
+        double st = floor(-support / fs) + 1;
+        if (st < -(double)(in + 4))
+            st = -(double)(in + 4); /* taps past the padded edge repeat it */
+        if (st < -(double)(1 << 23))
+            return false; /* a filter of millions of taps: reported as NOMEM */
+        start = (int)st;
+        m->ntap = 2 - 2 * start;
+    }
+    if (out > 0 && (size_t)m->ntap > SIZE_MAX / 16 / (size_t)out)
+        return false;
+    size_t nt = (size_t)out * (size_t)m->ntap;
+    m->idx = cv_malloc((nt ? nt : 1) * sizeof *m->idx);
+    m->w = cv_malloc((nt ? nt : 1) * sizeof *m->w);
+    m->ext = cv_malloc(out ? (size_t)out : 1);
+    if (!m->idx || !m->w || !m->ext) {
+        amap_free(m);
+        return false;
+    }
+    m->identity = out == in;
+    for (int64_t xo = 0; xo < out; xo++) {
+        double x = orig_coord(a, rs, d, xo);
+        m->ext[xo] = a->ct == CT_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
+        m->any_ext |= m->ext[xo];
+        if (m->ext[xo] || x != (double)xo)
+            m->identity = false;
+        /* Keeps the cast below defined; such coordinates read the edge anyway. */
+        double lim = (double)in + 8.0 + (double)m->ntap;
+        if (!(x > -lim))
+            x = -lim;
+        if (!(x < lim))
+            x = lim;
+        double fl = floor(x);
+        int64_t base = (int64_t)fl;
+        double r = x - fl;
+        if (r == 0) { /* on a pixel: ratio 1 from the left neighbour */
+            base -= 1;
+            r = 1;
+        }
+        int64_t *ix = m->idx + (size_t)xo * (size_t)m->ntap;
+        double *w = m->w + (size_t)xo * (size_t)m->ntap;
+        if (a->mode == RM_NEAREST) {
+            int64_t pick;
+            if (r == 1)
+                pick = base + 1;
+            else if (a->nm == NM_SIMPLE)
+                pick = rs->scale[d] < 1 ? base + 1 : base;
+            else if (a->nm == NM_ROUND_PREFER_FLOOR)
+                pick = r <= 0.5 ? base : base + 1;
+            else if (a->nm == NM_ROUND_PREFER_CEIL)
+                pick = r < 0.5 ? base : base + 1;
+            else if (a->nm == NM_FLOOR)
+                pick = base;
+            else
+                pick = base + 1;
+            ix[0] = clampi(pick, in);
+            w[0] = 1;
+            if (ix[0] != xo)
+                m->identity = false;
+            continue;
+        }
+        double sum = 0;
+        for (int t = 0; t < m->ntap; t++) {
+            int64_t j = start + t;
+            int64_t p = base + j;
+            double wt = filter_w(a, fs * ((double)j - r));
+            if (a->exclude_outside && (p < 0 || p >= in))
+                wt = 0;
+            ix[t] = clampi(p, in);
+            w[t] = wt;
+            sum += wt;
+        }
+        if ((a->exclude_outside || fs != 1.0 || a->antialias) && sum != 0)
+            for (int t = 0; t < m->ntap; t++)
+                w[t] /= sum;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- passes */
+
+/* One separable pass along an axis: src [outer, in, inner] -> dst [outer,
+ * out, inner]. Instantiated for float and double. */
+#define DEFINE_PASS(NAME, T)                                                                               \
+    static void NAME(const T *src, T *dst, size_t outer, size_t inner, const amap *a, const T *wt)         \
+    {                                                                                                      \
+        size_t in = (size_t)a->in, out = (size_t)a->out;                                                   \
+        int nt = a->ntap;                                                                                  \
+        for (size_t o = 0; o < outer; o++) {                                                               \
+            const T *s = src + o * in * inner;                                                             \
+            T *dd = dst + o * out * inner;                                                                 \
+            for (size_t x = 0; x < out; x++) {                                                             \
+                const int64_t *ix = a->idx + x * (size_t)nt;                                               \
+                const T *w = wt + x * (size_t)nt;                                                          \
+                T *drow = dd + x * inner;                                                                  \
+                if (inner == 1) {                                                                          \
+                    T acc = 0;                                                                             \
+                    for (int t = 0; t < nt; t++)                                                           \
+                        acc += w[t] * s[ix[t]];                                                            \
+                    drow[0] = acc;                                                                         \
+                    continue;                                                                              \
+                }                                                                                          \
+                const T *r0 = s + (size_t)ix[0] * inner;                                                   \
+                T w0 = w[0];                                                                               \
+                for (size_t i = 0; i < inner; i++)                                                         \
+                    drow[i] = w0 * r0[i];                                                                  \
+                for (int t = 1; t < nt; t++) {                                                             \
+                    const T *rt = s + (size_t)ix[t] * inner;                                               \
+                    T wt_ = w[t];                                                                          \
+                    if (wt_ == 0)                                                                          \
+                        continue;                                                                          \
+                    for (size_t i = 0; i < inner; i++)                                                     \
+                        drow[i] += wt_ * rt[i];                                                            \
+                }                                                                                          \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+DEFINE_PASS(pass_f32, float)
+DEFINE_PASS(pass_f64, double)
+
+/* Bilinear over the last two axes of float32 data, every other axis the
+ * identity: the hot path of image models. */
+static carve_status bilinear_f32(cv_kctx *k, const float *src, float *dst, size_t planes, const amap *ay,
+                                 const amap *ax)
+{
+    size_t ih = (size_t)ay->in, iw = (size_t)ax->in, oh = (size_t)ay->out, ow = (size_t)ax->out;
+    size_t *xi = cv_malloc(2 * ow * sizeof *xi + 1);
+    float *xw = cv_malloc(2 * ow * sizeof *xw + 1);
+    if (!xi || !xw) {
+        cv_free(xi);
+        cv_free(xw);
+        return cv_knomem(k);
+    }
+    for (size_t i = 0; i < 2 * ow; i++) {
+        xi[i] = (size_t)ax->idx[i];
+        xw[i] = (float)ax->w[i];
+    }
+    for (size_t p = 0; p < planes; p++) {
+        const float *s = src + p * ih * iw;
+        float *d = dst + p * oh * ow;
+        for (size_t y = 0; y < oh; y++) {
+            const float *r0 = s + (size_t)ay->idx[2 * y] * iw, *r1 = s + (size_t)ay->idx[2 * y + 1] * iw;
+            float wy0 = (float)ay->w[2 * y], wy1 = (float)ay->w[2 * y + 1];
+            float *o = d + y * ow;
+            for (size_t x = 0; x < ow; x++) {
+                size_t x0 = xi[2 * x], x1 = xi[2 * x + 1];
+                float wx0 = xw[2 * x], wx1 = xw[2 * x + 1];
+                o[x] = wy0 * (wx0 * r0[x0] + wx1 * r0[x1]) + wy1 * (wx0 * r1[x0] + wx1 * r1[x1]);
+            }
+        }
+    }
+    cv_free(xi);
+    cv_free(xw);
+    return CARVE_OK;
+}
+
+/* ---------------------------------------------------------------- kernel */
+
+typedef struct {
+    rattrs a;
+    rshape rs;
+    amap maps[CARVE_MAX_RANK];
+} rjob;
+
+static void job_free(rjob *j)
+{
+    for (int d = 0; d < CARVE_MAX_RANK; d++)
+        amap_free(&j->maps[d]);
+}
+
+/* Nearest: a gather of whole elements of any size (strings duplicated). */
+static carve_status run_nearest(cv_kctx *k, rjob *j, const cv_val *x, cv_val *y)
+{
+    int rank = j->rs.rank;
+    size_t es = x->dtype == CARVE_STRING ? sizeof(char *) : cv_dtype_nbytes(x->dtype, 1);
+    if (!y->nelem)
+        return CARVE_OK;
+    int64_t istride[CARVE_MAX_RANK];
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        istride[d] = s;
+        s *= j->rs.in[d];
+    }
+    /* extrapolation value in the output dtype, as bytes */
+    unsigned char extv[16] = {0};
+    bool any_ext = false;
+    for (int d = 0; d < rank; d++)
+        any_ext |= j->maps[d].any_ext;
+    if (any_ext && x->dtype != CARVE_STRING) {
+        cv_val *t = cv_val_new(x->dtype, 0, NULL);
+        if (!t)
+            return cv_knomem(k);
+        cv_val_set_f64(t, 0, j->a.extrapolation);
+        memcpy(extv, t->data, es <= sizeof extv ? es : sizeof extv);
+        cv_val_unref(t);
+    }
+    const amap *last = &j->maps[rank - 1];
+    size_t ow = (size_t)last->out;
+    size_t rows = y->nelem / ow;
+    int64_t pos[CARVE_MAX_RANK] = {0}, prev_off = -1;
+    bool prev_ext = false;
+    const unsigned char *src = x->data;
+    unsigned char *dst = y->data;
+    char **ssrc = x->data, **sdst = y->data;
+    for (size_t r = 0; r < rows; r++) {
+        /* source offset of this row, and whether an outer axis extrapolates */
+        int64_t off = 0;
+        bool ext = false;
+        for (int d = 0; d < rank - 1; d++) {
+            off += j->maps[d].idx[pos[d]] * istride[d];
+            ext |= j->maps[d].any_ext && j->maps[d].ext[pos[d]];
+        }
+        size_t o0 = r * ow;
+        if (r > 0 && off == prev_off && ext == prev_ext && x->dtype != CARVE_STRING) {
+            /* an upsampled row repeats the one before */
+            memcpy(dst + o0 * es, dst + (o0 - ow) * es, ow * es);
+        } else if (x->dtype == CARVE_STRING) {
+            for (size_t xo = 0; xo < ow; xo++) {
+                const char *sv = ext || (last->any_ext && last->ext[xo]) ? "" : ssrc[off + last->idx[xo]];
+                size_t n = strlen(sv);
+                sdst[o0 + xo] = cv_malloc(n + 1);
+                if (!sdst[o0 + xo])
+                    return cv_knomem(k);
+                memcpy(sdst[o0 + xo], sv, n + 1);
+            }
+        } else if (ext) {
+            for (size_t xo = 0; xo < ow; xo++)
+                memcpy(dst + (o0 + xo) * es, extv, es);
+        } else if (last->identity) {
+            memcpy(dst + o0 * es, src + (size_t)off * es, ow * es);
+        } else {
+            const int64_t *ix = last->idx;
+            switch (es) {
+            case 1:
+                for (size_t xo = 0; xo < ow; xo++)
+                    dst[o0 + xo] = src[off + ix[xo]];
+                break;
+            case 2:
+                for (size_t xo = 0; xo < ow; xo++)
+                    ((uint16_t *)dst)[o0 + xo] = ((const uint16_t *)src)[off + ix[xo]];
+                break;
+            case 4:
+                for (size_t xo = 0; xo < ow; xo++)
+                    ((uint32_t *)dst)[o0 + xo] = ((const uint32_t *)src)[off + ix[xo]];
+                break;
+            case 8:
+                for (size_t xo = 0; xo < ow; xo++)
+                    ((uint64_t *)dst)[o0 + xo] = ((const uint64_t *)src)[off + ix[xo]];
+                break;
+            default:
+                for (size_t xo = 0; xo < ow; xo++)
+                    memcpy(dst + (o0 + xo) * es, src + (size_t)(off + ix[xo]) * es, es);
+            }
+            if (last->any_ext)
+                for (size_t xo = 0; xo < ow; xo++)
+                    if (last->ext[xo])
+                        memcpy(dst + (o0 + xo) * es, extv, es);
+        }
+        prev_off = off, prev_ext = ext;
+        for (int d = rank - 2; d >= 0; d--) {
+            if (++pos[d] < j->rs.out[d])
+                break;
+            pos[d] = 0;
+        }
+    }
+    return CARVE_OK;
+}
+
+/* Sets every output element with an extrapolating coordinate on any axis. */
+#define DEFINE_EXTRAP(NAME, T)                                                                             \
+    static void NAME(T *y, const rjob *j, T v)                                                             \
+    {                                                                                                      \
+        int rank = j->rs.rank;                                                                             \
+        int64_t pos[CARVE_MAX_RANK] = {0};                                                                 \
+        size_t n = cv_nelem(rank, j->rs.out);                                                              \
+        for (size_t i = 0; i < n; i++) {                                                                   \
+            for (int d = 0; d < rank; d++)                                                                 \
+                if (j->maps[d].any_ext && j->maps[d].ext[pos[d]]) {                                        \
+                    y[i] = v;                                                                              \
+                    break;                                                                                 \
+                }                                                                                          \
+            for (int d = rank - 1; d >= 0; d--) {                                                          \
+                if (++pos[d] < j->rs.out[d])                                                               \
+                    break;                                                                                 \
+                pos[d] = 0;                                                                                \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+DEFINE_EXTRAP(extrap_f32, float)
+DEFINE_EXTRAP(extrap_f64, double)
+
+/* Linear/cubic: separable passes over the non-identity axes, smallest
+ * scale first so later passes see less data. */
+#define DEFINE_INTERP(NAME, T, PASS, EXTRAP)                                                               \
+    static carve_status NAME(cv_kctx *k, rjob *j, const T *x, T *y)                                        \
+    {                                                                                                      \
+        int rank = j->rs.rank;                                                                             \
+        int order[CARVE_MAX_RANK], n = 0;                                                                  \
+        bool any_ext = false;                                                                              \
+        for (int d = 0; d < rank; d++) {                                                                   \
+            any_ext |= j->maps[d].any_ext;                                                                 \
+            if (j->maps[d].identity)                                                                       \
+                continue;                                                                                  \
+            int i = n++;                                                                                   \
+            while (i > 0 && j->rs.scale[order[i - 1]] > j->rs.scale[d]) {                                  \
+                order[i] = order[i - 1];                                                                   \
+                i--;                                                                                       \
+            }                                                                                              \
+            order[i] = d;                                                                                  \
+        }                                                                                                  \
+        size_t total = cv_nelem(rank, j->rs.out);                                                          \
+        if (n == 0) {                                                                                      \
+            memcpy(y, x, total * sizeof(T));                                                               \
+            return CARVE_OK;                                                                               \
+        }                                                                                                  \
+        int64_t cur[CARVE_MAX_RANK];                                                                       \
+        memcpy(cur, j->rs.in, sizeof cur);                                                                 \
+        const T *src = x;                                                                                  \
+        T *bufs[2] = {NULL, NULL};                                                                         \
+        T *wts = NULL;                                                                                     \
+        carve_status st = CARVE_OK;                                                                        \
+        for (int p = 0; p < n; p++) {                                                                      \
+            int d = order[p];                                                                              \
+            const amap *a = &j->maps[d];                                                                   \
+            cur[d] = a->out;                                                                               \
+            size_t outer = cv_nelem(d, cur), inner = cv_nelem(rank - d - 1, cur + d + 1);                  \
+            T *dst = p == n - 1 ? y : NULL;                                                                \
+            if (!dst) {                                                                                    \
+                size_t cnt = cv_nelem(rank, cur);                                                          \
+                cv_free(bufs[p & 1]);                                                                      \
+                bufs[p & 1] = cv_malloc((cnt ? cnt : 1) * sizeof(T));                                      \
+                dst = bufs[p & 1];                                                                         \
+            }                                                                                              \
+            size_t nw = (size_t)a->out * (size_t)a->ntap;                                                  \
+            cv_free(wts);                                                                                  \
+            wts = cv_malloc((nw ? nw : 1) * sizeof(T));                                                    \
+            if (!dst || !wts) {                                                                            \
+                st = cv_knomem(k);                                                                         \
+                break;                                                                                     \
+            }                                                                                              \
+            for (size_t i = 0; i < nw; i++)                                                                \
+                wts[i] = (T)a->w[i];                                                                       \
+            PASS(src, dst, outer, inner, a, wts);                                                          \
+            src = dst;                                                                                     \
+        }                                                                                                  \
+        cv_free(bufs[0]);                                                                                  \
+        cv_free(bufs[1]);                                                                                  \
+        cv_free(wts);                                                                                      \
+        if (!st && any_ext)                                                                                \
+            EXTRAP(y, j, (T)j->a.extrapolation);                                                           \
+        return st;                                                                                         \
+    }
+DEFINE_INTERP(interp_f32, float, pass_f32, extrap_f32)
+DEFINE_INTERP(interp_f64, double, pass_f64, extrap_f64)
+
+/* Stores interpolated doubles into an integer tensor: truncation toward
+ * zero as onnxruntime's static_cast, saturated (cubic overshoots). */
+static void store_int(cv_val *y, const double *v)
+{
+    double lo, hi;
+    switch (y->dtype) {
+    case CARVE_INT8: lo = -128, hi = 127; break;
+    case CARVE_UINT8: lo = 0, hi = 255; break;
+    case CARVE_INT16: lo = -32768, hi = 32767; break;
+    case CARVE_UINT16: lo = 0, hi = 65535; break;
+    case CARVE_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case CARVE_UINT32: lo = 0, hi = 4294967295.0; break;
+    case CARVE_UINT64: lo = 0, hi = 1.8446744073709552e19; break;
+    default: lo = -9.2233720368547758e18, hi = 9.2233720368547758e18; break;
+    }
+    for (size_t i = 0; i < y->nelem; i++) {
+        double x = trunc(v[i]);
+        x = x != x ? 0 : x < lo ? lo : x > hi ? hi : x;
+        if (y->dtype == CARVE_UINT64)
+            ((uint64_t *)y->data)[i] = x >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)x;
+        else
+            cv_val_set_i64(y, i, x >= 9.2233720368547758e18 ? INT64_MAX : (int64_t)x);
+    }
+}
+
+carve_status k_resize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    (void)n_out;
+    const cv_val *x = in[0];
+    char err[400] = "";
+    rjob j;
+    memset(&j, 0, sizeof j);
+    if (x->kind != CV_VAL_TENSOR)
+        return cv_kerr(k, "input 0 'X' is not a tensor");
+    int st = read_attrs(k->m, k->node, k->opset, x->rank, &j.a, err, sizeof err);
+    if (st == PLAN_ERR)
+        return cv_kerr(k, "%s", err);
+    bool present[4] = {false, false, false, false};
+    const cv_val *vals[4] = {NULL, NULL, NULL, NULL};
+    for (uint32_t i = 1; i < n_in && i < 4; i++) {
+        present[i] = in[i] != NULL;
+        vals[i] = in[i];
+    }
+    if (x->rank == 0)
+        return cv_kerr(k, "input 0 'X' is a scalar; Resize needs rank >= 1");
+    st = plan_shape(k->m, k->node, k->opset, &j.a, x->rank, x->dims, present, vals, &j.rs, err, sizeof err);
+    if (st != PLAN_OK)
+        return cv_kerr(k, "%s", err);
+    bool numeric = cv_dtype_is_float(x->dtype) || cv_dtype_is_int(x->dtype);
+    if (j.a.mode != RM_NEAREST && (!numeric || x->dtype == CARVE_INT4 || x->dtype == CARVE_UINT4))
+        return cv_kerr(k, "mode '%s' needs a numeric input, input 0 'X' is %s", j.a.mode == RM_LINEAR ? "linear" : "cubic",
+                       carve_dtype_name(x->dtype));
+    if (x->dtype == CARVE_INT4 || x->dtype == CARVE_UINT4 || x->dtype == CARVE_FLOAT4E2M1)
+        return cv_kerr(k, "input 0 'X' is %s, which Resize does not take", carve_dtype_name(x->dtype));
+    cv_val *y = cv_val_new(x->dtype, x->rank, j.rs.out);
+    if (!y)
+        return cv_knomem(k);
+    carve_status s = CARVE_OK;
+    /* tables only when there is output: an empty tensor may have huge dims */
+    for (int d = 0; d < x->rank && !s && y->nelem; d++)
+        if (!amap_build(&j.a, &j.rs, d, &j.maps[d]))
+            s = cv_knomem(k);
+    if (!s && y->nelem) {
+        if (j.a.mode == RM_NEAREST) {
+            s = run_nearest(k, &j, x, y);
+        } else if (cv_dtype_is_float(x->dtype) && x->dtype != CARVE_DOUBLE) {
+            int r = x->rank;
+            bool outer_id = r >= 2;
+            for (int d = 0; d < r - 2 && outer_id; d++)
+                outer_id = j.maps[d].identity;
+            bool fast = outer_id && j.maps[r - 1].ntap == 2 && j.maps[r - 2].ntap == 2 &&
+                        !j.maps[r - 1].any_ext && !j.maps[r - 2].any_ext && !j.maps[r - 1].identity &&
+                        !j.maps[r - 2].identity;
+            cv_val *xf = x->dtype == CARVE_FLOAT ? (cv_val *)x : cv_val_to_f32(x);
+            cv_val *yf = x->dtype == CARVE_FLOAT ? y : cv_val_new(CARVE_FLOAT, y->rank, y->dims);
+            if (!xf || !yf)
+                s = cv_knomem(k);
+            else if (fast)
+                s = bilinear_f32(k, xf->data, yf->data, cv_nelem(r - 2, j.rs.out), &j.maps[r - 2], &j.maps[r - 1]);
+            else
+                s = interp_f32(k, &j, xf->data, yf->data);
+            if (!s && yf != y) {
+                cv_val *c = cv_val_from_f32(yf, x->dtype);
+                if (!c)
+                    s = cv_knomem(k);
+                else {
+                    memcpy(y->data, c->data, y->nbytes);
+                    cv_val_unref(c);
+                }
+            }
+            if (xf != x)
+                cv_val_unref(xf);
+            if (yf != y)
+                cv_val_unref(yf);
+        } else {
+            double *xd = x->dtype == CARVE_DOUBLE ? x->data : cv_malloc(x->nelem * sizeof *xd + 1);
+            double *yd = x->dtype == CARVE_DOUBLE ? y->data : cv_malloc(y->nelem * sizeof *yd + 1);
+            if (!xd || !yd)
+                s = cv_knomem(k);
+            else {
+                if (xd != x->data)
+                    for (size_t i = 0; i < x->nelem; i++)
+                        xd[i] = cv_val_get_f64(x, i);
+                s = interp_f64(k, &j, xd, yd);
+                if (!s && yd != y->data)
+                    store_int(y, yd);
+            }
+            if (xd != x->data)
+                cv_free(xd);
+            if (yd != y->data)
+                cv_free(yd);
+        }
+    }
+    job_free(&j);
+    if (s) {
+        cv_val_unref(y);
+        return s;
+    }
+    out[0] = y;
+    return CARVE_OK;
+}
+
+/* ---------------------------------------------------------------- inference */
+
+carve_status i_resize(cv_ictx *c)
+{
+    const cv_node *n = &c->m->nodes[c->node];
+    const cv_type *t = cv_infer_in(c, 0);
+    if (!t || t->kind != CARVE_TYPE_TENSOR)
+        return cv_infer_set(c, 0, CARVE_UNDEFINED, -1, NULL);
+    char err[400] = "";
+    rattrs a;
+    int st = read_attrs(c->m, c->node, c->opset, t->rank, &a, err, sizeof err);
+    if (st == PLAN_ERR)
+        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, err);
+    if (st == PLAN_UNKNOWN) {
+        /* rank unknown: sizes over all axes still give the shape */
+        int sroi, ssc, ssz;
+        input_slots(c->m, c->node, c->opset, &sroi, &ssc, &ssz);
+        const cv_val *sz = ssz >= 0 ? c->const_input(c, (uint32_t)ssz) : NULL;
+        const int64_t *axes;
+        if (sz && sz->nelem && sz->dtype == CARVE_INT64 && sz->nelem <= CARVE_MAX_RANK &&
+            (c->opset < 18 || cv_attr_ints(c->m, c->node, "axes", &axes) < 0)) {
+            carve_dim d[CARVE_MAX_RANK];
+            for (size_t i = 0; i < sz->nelem; i++)
+                d[i] = (carve_dim){cv_val_get_i64(sz, i), NULL};
+            return cv_infer_set(c, 0, t->dtype, (int)sz->nelem, d);
+        }
+        return cv_infer_set(c, 0, t->dtype, -1, NULL);
+    }
+    if (t->rank == 0)
+        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'X' is a scalar; Resize needs rank >= 1",
+                        n->name, n->op);
+    bool present[4] = {false, false, false, false};
+    const cv_val *vals[4] = {NULL, NULL, NULL, NULL};
+    for (uint32_t i = 1; i < n->n_in && i < 4; i++) {
+        present[i] = n->in[i] != CARVE_NONE;
+        vals[i] = c->const_input(c, i);
+    }
+    int64_t dims[CARVE_MAX_RANK];
+    for (int d = 0; d < t->rank; d++)
+        dims[d] = t->dims[d].value;
+    rshape rs;
+    st = plan_shape(c->m, c->node, c->opset, &a, t->rank, dims, present, vals, &rs, err, sizeof err);
+    if (st == PLAN_ERR)
+        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, err);
+    carve_dim od[CARVE_MAX_RANK];
+    for (int d = 0; d < t->rank; d++) {
+        bool resized = false;
+        for (int i = 0; i < a.naxes; i++)
+            resized |= a.axes[i] == d;
+        if (st == PLAN_UNKNOWN)
+            od[d] = resized ? (carve_dim){-1, NULL} : t->dims[d];
+        else if (rs.out[d] >= 0)
+            od[d] = (carve_dim){rs.out[d], NULL};
+        else if (rs.same[d])
+            od[d] = t->dims[d]; /* an axis left alone keeps its symbol */
+        else
+            od[d] = (carve_dim){-1, NULL};
+    }
+    return cv_infer_set(c, 0, t->dtype, t->rank, od);
+}
