@@ -159,6 +159,12 @@ typedef carve_status (*cv_decomp_fn)(cv_rw *rw);
 /* Decomposes node n with its op's decomposition: the pieces replace it in
  * place and n is removed. CARVE_ERR_UNSUPPORTED when the op has none. */
 carve_status cv_decompose_node(carve_model *m, carve_node_id n);
+/* For many nodes at once (O(N) in all): decomposes n, appending its pieces
+ * at the end of the graph's list and leaving n listed but dead; then
+ * cv_graph_splice() puts each dead node's pieces in its place. n_pieces[k]
+ * is the piece count of the k-th dead node of the first n_orig entries. */
+carve_status cv_decompose_node_tail(carve_model *m, carve_node_id n, uint32_t *n_pieces);
+carve_status cv_graph_splice(carve_model *m, carve_graph_id g, uint32_t n_orig, const uint32_t *n_pieces);
 
 /* ================================================================ the table */
 

@@ -64,14 +64,13 @@ carve_value_id cv_rw_ints(cv_rw *rw, const char *piece, size_t n, const int64_t 
     return cv_rw_const(rw, piece, CARVE_INT64, 1, dims, v, n * sizeof *v);
 }
 
-carve_status cv_decompose_node(carve_model *m, carve_node_id n)
+carve_status cv_decompose_node_tail(carve_model *m, carve_node_id n, uint32_t *n_pieces)
 {
     const cv_op_def *def = cv_op_for_node(m, n);
     if (!def || !def->decompose)
         return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): carve has no decomposition for this op",
                         m->nodes[n].name, m->nodes[n].op);
     cv_rw rw = {m, n, m->nodes[n].graph, {0}};
-    uint32_t pos = cv_graph_node_pos(m, n);
     uint32_t before = m->graphs[rw.graph].nodes.n;
     /* The old node's outputs are rebound to pieces: remember them to restore
      * on failure. */
@@ -79,7 +78,13 @@ carve_status cv_decompose_node(carve_model *m, carve_node_id n)
     uint32_t n_out = m->nodes[n].n_out < 8 ? m->nodes[n].n_out : 8;
     memcpy(outs, m->nodes[n].out, n_out * sizeof *outs);
     carve_status s = def->decompose(&rw);
-    uint32_t added = m->graphs[rw.graph].nodes.n - before;
+    for (uint32_t i = 0; !s && i < m->nodes[n].n_out; i++) {
+        carve_value_id v = m->nodes[n].out[i];
+        if (v != CARVE_NONE && m->values[v].producer == n)
+            s = cv_error(m->ctx, CARVE_ERR_INVALID,
+                         "node '%s' (%s): its decomposition does not produce output %u (a carve bug)",
+                         m->nodes[n].name, m->nodes[n].op, i);
+    }
     if (s) {
         for (uint32_t i = 0; i < rw.pieces.n; i++)
             cv_node_remove(m, rw.pieces.v[i]);
@@ -91,14 +96,55 @@ carve_status cv_decompose_node(carve_model *m, carve_node_id n)
         cv_ids_free(&rw.pieces);
         return s;
     }
-    cv_graph_move_tail(m, rw.graph, added, pos);
-    /* Drop the node itself without unbinding its outputs: pieces own them. */
-    cv_node *nd = &m->nodes[n];
-    cv_graph *g = &m->graphs[nd->graph];
-    uint32_t at = cv_graph_node_pos(m, n);
-    memmove(&g->nodes.v[at], &g->nodes.v[at + 1], (g->nodes.n - at - 1) * sizeof *g->nodes.v);
-    g->nodes.n--;
-    nd->dead = true;
+    *n_pieces = m->graphs[rw.graph].nodes.n - before;
+    m->nodes[n].dead = true; /* still listed: cv_graph_splice() puts its pieces there */
     cv_ids_free(&rw.pieces);
     return CARVE_OK;
+}
+
+carve_status cv_graph_splice(carve_model *m, carve_graph_id g, uint32_t n_orig, const uint32_t *n_pieces)
+{
+    cv_ids *l = &m->graphs[g].nodes;
+    uint32_t *out = cv_malloc(((size_t)l->n + 1) * sizeof *out);
+    if (!out)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory decomposing");
+    uint32_t w = 0, tail = n_orig, k = 0;
+    for (uint32_t i = 0; i < n_orig; i++) {
+        carve_node_id id = l->v[i];
+        if (!m->nodes[id].dead) {
+            out[w++] = id;
+            continue;
+        }
+        uint32_t cnt = n_pieces[k++];
+        for (uint32_t j = 0; j < cnt; j++)
+            out[w++] = l->v[tail + j];
+        tail += cnt;
+    }
+    memcpy(l->v, out, w * sizeof *out);
+    l->n = w;
+    cv_free(out);
+    return CARVE_OK;
+}
+
+carve_status cv_decompose_node(carve_model *m, carve_node_id n)
+{
+    carve_graph_id g = m->nodes[n].graph;
+    uint32_t n_orig = m->graphs[g].nodes.n, cnt = 0;
+    /* the list holds n once and maybe other dead nodes: splice with a table
+     * that gives n its pieces and every other dead node none */
+    carve_status s = cv_decompose_node_tail(m, n, &cnt);
+    if (s)
+        return s;
+    uint32_t n_dead = 0;
+    for (uint32_t i = 0; i < n_orig; i++)
+        n_dead += m->nodes[m->graphs[g].nodes.v[i]].dead;
+    uint32_t *counts = cv_malloc(((size_t)n_dead + 1) * sizeof *counts);
+    if (!counts)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory decomposing");
+    for (uint32_t i = 0, k = 0; i < n_orig; i++)
+        if (m->nodes[m->graphs[g].nodes.v[i]].dead)
+            counts[k++] = m->graphs[g].nodes.v[i] == n ? cnt : 0;
+    s = cv_graph_splice(m, g, n_orig, counts);
+    cv_free(counts);
+    return s;
 }

@@ -15,6 +15,8 @@ typedef struct {
     carve_graph_id g;
     uint32_t *stamp;   /* by value id: partition+1 that marked it */
     uint8_t *external; /* by value id: read outside its producer's partition */
+    carve_value_id *remap; /* by outer value id: its body value, while a body is built */
+    uint32_t n_remap;
 } dctx;
 
 static carve_status nomem(carve_model *m) { return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory building delegates"); }
@@ -109,15 +111,6 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         return carve_errcode(m->ctx);
     m->graphs[body].owner = dn;
     lp->delegate = dn;
-    /* remap[v] for boundary values, kept in the stamp-free scratch below */
-    carve_value_id *remap_from = cv_malloc(((size_t)lp->inputs.n + lp->outputs.n + 1) * sizeof *remap_from);
-    carve_value_id *remap_to = cv_malloc(((size_t)lp->inputs.n + lp->outputs.n + 1) * sizeof *remap_to);
-    if (!remap_from || !remap_to) {
-        cv_free(remap_from);
-        cv_free(remap_to);
-        return nomem(m);
-    }
-    uint32_t n_map = 0;
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
@@ -128,8 +121,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         }
         m->values[bv].is_input = true;
         m->nodes[dn].in[i] = v;
-        remap_from[n_map] = v;
-        remap_to[n_map++] = bv;
+        d->remap[v] = bv;
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
@@ -148,19 +140,15 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         m->values[v].producer = dn;
         m->values[v].out_index = i;
         m->nodes[dn].out[i] = v;
-        remap_from[n_map] = v;
-        remap_to[n_map++] = iv;
+        d->remap[v] = iv;
     }
     /* move the nodes (in order) and their internal values into the body */
     for (uint32_t i = 0; i < lp->nodes.n && !st; i++) {
         carve_node_id id = lp->nodes.v[i];
         cv_node *n = &m->nodes[id];
         for (uint32_t k = 0; k < n->n_in; k++)
-            for (uint32_t r = 0; r < n_map; r++)
-                if (n->in[k] == remap_from[r]) {
-                    n->in[k] = remap_to[r];
-                    break;
-                }
+            if (n->in[k] != CARVE_NONE && n->in[k] < d->n_remap && d->remap[n->in[k]] != CARVE_NONE)
+                n->in[k] = d->remap[n->in[k]];
         for (uint32_t k = 0; k < n->n_out && !st; k++)
             if (n->out[k] != CARVE_NONE && m->values[n->out[k]].graph == d->g && !cv_value_move(m, n->out[k], body))
                 st = nomem(m);
@@ -175,8 +163,10 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
             st = nomem(m);
         lw->ln[id].delegate = dn;
     }
-    cv_free(remap_from);
-    cv_free(remap_to);
+    for (uint32_t i = 0; i < lp->inputs.n; i++)
+        d->remap[lp->inputs.v[i]] = CARVE_NONE;
+    for (uint32_t i = 0; i < lp->outputs.n; i++)
+        d->remap[lp->outputs.v[i]] = CARVE_NONE;
     if (st)
         return st;
     if ((st = carve_node_set_attr_string(m, dn, "target", lw->t->name)) ||
@@ -215,12 +205,16 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         if (p != CARVE_NONE && !cv_ids_push(&mine[p].nodes, id))
             return nomem(m);
     }
-    dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1)};
-    if (!d.stamp || !d.external) {
+    dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),
+              cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values};
+    if (!d.stamp || !d.external || !d.remap) {
         cv_free(d.stamp);
         cv_free(d.external);
+        cv_free(d.remap);
         return nomem(m);
     }
+    for (uint32_t i = 0; i < d.n_remap; i++)
+        d.remap[i] = CARVE_NONE;
     memset(d.stamp, 0, ((size_t)m->n_values + 1) * sizeof(uint32_t));
     memset(d.external, 0, (size_t)m->n_values + 1);
     carve_status st = mark_external(&d);
@@ -228,6 +222,7 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         st = build_one(&d, &mine[k]);
     cv_free(d.stamp);
     cv_free(d.external);
+    cv_free(d.remap);
     if (st)
         return st;
     /* drop the moved nodes from g's list, then order the Delegates in */

@@ -12,13 +12,15 @@
  * New nodes are named from the Delegate ("Delegate_0/x/to_int32"). */
 #include "partition.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Ops whose int64 outputs are int64 whatever their inputs. */
 static bool fixed_int64(const char *op)
 {
-    static const char *const ops[] = {"Shape", "Size", "ArgMax", "ArgMin", "TopK", "NonZero", "Unique",
-                                      "NonMaxSuppression", "MaxPool", "MaxUnpool", NULL};
+    static const char *const ops[] = {"Shape",   "Size",      "ArgMax", "ArgMin",
+                                      "TopK",    "NonZero",   "Unique", "NonMaxSuppression",
+                                      "MaxPool", "MaxUnpool", NULL};
     for (int i = 0; ops[i]; i++)
         if (!strcmp(op, ops[i]))
             return true;
@@ -56,18 +58,47 @@ static carve_value_id new_value(carve_model *m, carve_graph_id body, const char 
     return v;
 }
 
-/* Replaces reads of `from` by `to` in the body's nodes other than `skip`. */
-static void replace_uses(carve_model *m, carve_graph_id body, carve_value_id from, carve_value_id to, carve_node_id skip)
+/* Replacements of value reads, applied to a body in one pass. */
+typedef struct {
+    cv_ids from, to;
+} vmap;
+
+static bool vmap_add(vmap *r, carve_value_id from, carve_value_id to)
 {
+    return cv_ids_push(&r->from, from) && cv_ids_push(&r->to, to);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const uint32_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Rewrites reads in the first `n_nodes` nodes of the body (nodes added
+ * after them, the edge casts, read the originals on purpose). */
+static bool vmap_apply(carve_model *m, carve_graph_id body, uint32_t n_nodes, vmap *r)
+{
+    uint32_t k = r->from.n;
+    if (!k)
+        return true;
+    uint32_t *pairs = cv_malloc((size_t)k * 2 * sizeof *pairs);
+    if (!pairs)
+        return false;
+    for (uint32_t i = 0; i < k; i++)
+        pairs[2 * i] = r->from.v[i], pairs[2 * i + 1] = r->to.v[i];
+    qsort(pairs, k, 2 * sizeof *pairs, cmp_pair);
     const cv_graph *g = &m->graphs[body];
-    for (uint32_t i = 0; i < g->nodes.n; i++) {
+    for (uint32_t i = 0; i < n_nodes; i++) {
         cv_node *n = &m->nodes[g->nodes.v[i]];
-        if (g->nodes.v[i] == skip)
-            continue;
-        for (uint32_t k = 0; k < n->n_in; k++)
-            if (n->in[k] == from)
-                n->in[k] = to;
+        for (uint32_t j = 0; j < n->n_in; j++) {
+            uint32_t key[2] = {n->in[j], 0};
+            const uint32_t *hit = n->in[j] == CARVE_NONE ? NULL : bsearch(key, pairs, k, 2 * sizeof *pairs, cmp_pair);
+            if (hit)
+                n->in[j] = hit[1];
+        }
     }
+    cv_free(pairs);
+    return true;
 }
 
 static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_id body)
@@ -76,23 +107,28 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
     cv_graph *g = &m->graphs[body];
     const char *dname = m->nodes[dn].name;
     /* 1. edges in: Cast(int64 -> int32) right after each int64 input */
-    uint32_t n_inputs = g->inputs.n;
+    uint32_t n_inputs = g->inputs.n, n_body = g->nodes.n;
+    vmap r = {{0}, {0}};
+    carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < n_inputs; i++) {
         carve_value_id v = m->graphs[body].inputs.v[i];
         if (m->values[v].type.dtype != CARVE_INT64)
             continue;
         const char *base = cv_arena_printf(&m->arena, "%s/int32", m->values[v].name);
         carve_value_id v32 = base ? new_value(m, body, base, &m->values[v], CARVE_INT32) : CARVE_NONE;
-        if (v32 == CARVE_NONE)
-            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
-        replace_uses(m, body, v, v32, CARVE_NONE);
+        if (v32 == CARVE_NONE || !vmap_add(&r, v, v32)) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+            goto out;
+        }
         const char *piece = cv_arena_printf(&m->arena, "in%u/to_int32", i);
-        if (add_cast(m, body, dn, piece, v, v32, CARVE_INT32) == CARVE_NONE)
-            return carve_errcode(m->ctx);
+        if (add_cast(m, body, dn, piece, v, v32, CARVE_INT32) == CARVE_NONE) {
+            st = carve_errcode(m->ctx);
+            goto out;
+        }
     }
-    /* 2. int64 constants read from the outer scope: body-local int32 copies */
-    uint32_t n_nodes = m->graphs[body].nodes.n;
-    for (uint32_t i = 0; i < n_nodes; i++) {
+    /* 2. int64 constants read from the outer scope: body-local int32 copies
+     * (one per constant, made at its first read) */
+    for (uint32_t i = 0; i < n_body; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         bool slice = !strcmp(m->nodes[id].op, "Slice");
         for (uint32_t k = 0; k < m->nodes[id].n_in; k++) {
@@ -100,19 +136,28 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
             if (v == CARVE_NONE || m->values[v].graph == body || m->values[v].type.dtype != CARVE_INT64 ||
                 !cv_value_is_const(m, v))
                 continue;
+            bool done = false;
+            for (uint32_t q = 0; q < r.from.n && !done; q++)
+                done = r.from.v[q] == v;
+            if (done)
+                continue;
             const cv_value *x = &m->values[v];
             const cv_tensor *t = x->init;
             if (!t) {
                 const cv_attr *a = cv_node_attr_find(m, x->producer, "value");
                 t = a && a->kind == CARVE_ATTR_TENSOR ? a->u.t : NULL;
             }
-            if (!t || t->dtype != CARVE_INT64)
-                return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
-                                "node '%s' (%s): int64 constant '%s' has no data to legalize", m->nodes[id].name,
-                                m->nodes[id].op, x->name);
+            if (!t || t->dtype != CARVE_INT64) {
+                st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
+                              "node '%s' (%s): int64 constant '%s' has no data to legalize", m->nodes[id].name,
+                              m->nodes[id].op, x->name);
+                goto out;
+            }
             int32_t *d32 = cv_malloc((t->nelem ? t->nelem : 1) * sizeof *d32);
-            if (!d32)
-                return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+            if (!d32) {
+                st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+                goto out;
+            }
             bool clamped = false;
             for (size_t e = 0; e < t->nelem; e++) {
                 int64_t q;
@@ -129,20 +174,26 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
                 }
                 d32[e] = (int32_t)q;
             }
-            const char *base = cv_arena_printf(&m->arena, "%s/%s%s", dname, x->name, clamped ? "/int32_clamped" : "/int32");
+            const char *base =
+                cv_arena_printf(&m->arena, "%s/%s%s", dname, x->name, clamped ? "/int32_clamped" : "/int32");
             const char *nm = base ? cv_value_unique_name(m, body, base) : NULL;
             carve_value_id c = nm ? carve_graph_add_initializer(m, body, nm, CARVE_INT32, t->rank, t->dims, d32,
                                                                 t->nelem * sizeof *d32)
                                   : CARVE_NONE;
             cv_free(d32);
-            if (c == CARVE_NONE)
-                return carve_errcode(m->ctx);
             /* every read of this constant inside the body uses the copy */
-            replace_uses(m, body, v, c, CARVE_NONE);
+            if (c == CARVE_NONE || !vmap_add(&r, v, c)) {
+                st = carve_errcode(m->ctx) ? carve_errcode(m->ctx) : CARVE_ERR_NOMEM;
+                goto out;
+            }
         }
     }
+    if (!vmap_apply(m, body, n_body, &r)) {
+        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+        goto out;
+    }
     /* 3. int64 values made inside become int32 */
-    n_nodes = m->graphs[body].nodes.n;
+    uint32_t n_nodes = m->graphs[body].nodes.n;
     for (uint32_t i = 0; i < n_nodes; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         cv_node *n = &m->nodes[id];
@@ -160,15 +211,19 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
                 /* keep the op's int64 output, cast right after it */
                 const char *base = cv_arena_printf(&m->arena, "%s/int64", m->values[v].name);
                 carve_value_id v64 = base ? new_value(m, body, base, &m->values[v], CARVE_INT64) : CARVE_NONE;
-                if (v64 == CARVE_NONE)
-                    return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+                if (v64 == CARVE_NONE) {
+                    st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+                    goto out;
+                }
                 m->nodes[id].out[k] = v64;
                 m->values[v64].producer = id;
                 m->values[v64].out_index = k;
                 m->values[v].type.dtype = CARVE_INT32;
                 const char *piece = cv_arena_printf(&m->arena, "out%u/to_int32", k);
-                if (add_cast(m, body, id, piece, v64, v, CARVE_INT32) == CARVE_NONE)
-                    return carve_errcode(m->ctx);
+                if (add_cast(m, body, id, piece, v64, v, CARVE_INT32) == CARVE_NONE) {
+                    st = carve_errcode(m->ctx);
+                    goto out;
+                }
                 continue;
             }
             m->values[v].type.dtype = CARVE_INT32;
@@ -179,8 +234,10 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
                     memcpy(&q, vt->data, sizeof q);
                     int32_t q32 = (int32_t)(q > INT32_MAX ? INT32_MAX : q < INT32_MIN ? INT32_MIN : q);
                     int64_t one = 1;
-                    if (carve_node_set_attr_tensor(m, id, "value", CARVE_INT32, 1, &one, &q32, sizeof q32))
-                        return carve_errcode(m->ctx);
+                    if (carve_node_set_attr_tensor(m, id, "value", CARVE_INT32, 1, &one, &q32, sizeof q32)) {
+                        st = carve_errcode(m->ctx);
+                        goto out;
+                    }
                 }
             }
         }
@@ -194,14 +251,21 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
             continue;
         const char *base = cv_arena_printf(&m->arena, "%s/int64", m->values[v].name);
         carve_value_id v64 = base ? new_value(m, body, base, &m->values[v], CARVE_INT64) : CARVE_NONE;
-        if (v64 == CARVE_NONE)
-            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+        if (v64 == CARVE_NONE) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory legalizing");
+            goto out;
+        }
         const char *piece = cv_arena_printf(&m->arena, "out%u/to_int64", i);
-        if (add_cast(m, body, dn, piece, v, v64, CARVE_INT64) == CARVE_NONE)
-            return carve_errcode(m->ctx);
+        if (add_cast(m, body, dn, piece, v, v64, CARVE_INT64) == CARVE_NONE) {
+            st = carve_errcode(m->ctx);
+            goto out;
+        }
         m->graphs[body].outputs.v[i] = v64;
     }
-    return CARVE_OK;
+out:
+    cv_ids_free(&r.from);
+    cv_ids_free(&r.to);
+    return st;
 }
 
 static carve_status uint8_cast(cv_lower *lw, carve_graph_id body)

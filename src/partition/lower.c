@@ -222,27 +222,23 @@ static bool is_dequantized(const carve_model *m, carve_value_id v)
     return false;
 }
 
-/* Decomposes every op on CPU of graph g that the CPU profile lacks. */
+/* Decomposes every op on CPU of graph g that the CPU profile lacks. All of
+ * a round's pieces are spliced into the node list in one pass (O(N)). */
 static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *changed)
 {
     carve_model *m = lw->m;
-    /* iterate over a copy: decomposition edits the list */
-    cv_ids todo = {0};
-    for (uint32_t i = 0; i < m->graphs[g].nodes.n; i++) {
-        carve_node_id id = m->graphs[g].nodes.v[i];
-        if (lw->ln[id].part == CARVE_NONE && lw->ln[id].reason != CV_R_CONSTANT && !cv_ids_push(&todo, id)) {
-            cv_ids_free(&todo);
-            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
-        }
-    }
+    uint32_t n_orig = m->graphs[g].nodes.n;
+    cv_ids counts = {0};
     carve_status st = CARVE_OK;
-    for (uint32_t i = 0; i < todo.n && !st; i++) {
-        carve_node_id id = todo.v[i];
+    for (uint32_t i = 0; i < n_orig && !st; i++) {
+        carve_node_id id = m->graphs[g].nodes.v[i];
         const cv_node *n = &m->nodes[id];
+        const cv_lnode *l = &lw->ln[id];
+        if (l->part != CARVE_NONE || l->reason == CV_R_CONSTANT)
+            continue;
         const cv_op_def *def = cv_op_for_node(m, id);
         if (cv_cpu_has(lw->cpu, def, n->op))
             continue;
-        const cv_lnode *l = &lw->ln[id];
         if (!def || !def->decompose) {
             st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
                           "node '%s' (%s%s%s) cannot be lowered: it ends on CPU (%s: %s) and the CPU profile has no "
@@ -257,19 +253,16 @@ static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *change
         cv_reason sticky = l->sticky;
         const char *sticky_msg = l->sticky ? l->msg : NULL;
         carve_node_id origin = l->origin;
-        uint32_t before = m->n_nodes;
-        st = cv_decompose_node(m, id);
-        if (st)
+        uint32_t before = m->n_nodes, cnt = 0;
+        if ((st = cv_decompose_node_tail(m, id, &cnt)))
             break;
-        if (!grow_ln(lw)) {
+        if (!cv_ids_push(&counts, cnt) || !grow_ln(lw)) {
             st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
             break;
         }
         lw->ln[id].decomposed = true;
         lw->n_decomposed++;
         for (uint32_t p = before; p < m->n_nodes; p++) {
-            if (m->nodes[p].dead)
-                continue;
             lw->ln[p].origin = origin;
             if (sticky) {
                 lw->ln[p].sticky = sticky;
@@ -282,7 +275,9 @@ static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *change
         }
         *changed = true;
     }
-    cv_ids_free(&todo);
+    if (counts.n && !st)
+        st = cv_graph_splice(m, g, n_orig, counts.v);
+    cv_ids_free(&counts);
     return st;
 }
 
