@@ -110,6 +110,18 @@ char *cv_arena_printf(cv_arena *a, const char *fmt, ...)
     return q;
 }
 
+char *cv_arena_join(cv_arena *a, const char *x, const char *sep, const char *y)
+{
+    size_t lx = strlen(x), ls = strlen(sep), ly = strlen(y);
+    char *q = cv_arena_alloc(a, lx + ls + ly + 1);
+    if (q) {
+        memcpy(q, x, lx);
+        memcpy(q + lx, sep, ls);
+        memcpy(q + lx + ls, y, ly + 1);
+    }
+    return q;
+}
+
 void cv_arena_free(cv_arena *a)
 {
     cv_arena_chunk *c = a->head;

@@ -33,6 +33,8 @@ char *cv_arena_strdup(cv_arena *a, const char *s);
 char *cv_arena_strndup(cv_arena *a, const char *s, size_t n);
 void *cv_arena_memdup(cv_arena *a, const void *p, size_t n);
 char *cv_arena_printf(cv_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* a + sep + b, without printf's cost (names are made on hot paths). */
+char *cv_arena_join(cv_arena *a, const char *x, const char *sep, const char *y);
 void cv_arena_free(cv_arena *a);
 
 /* Growable array of uint32_t ids. */
@@ -223,7 +225,13 @@ struct carve_model {
     cv_mapping *maps;     /* memory-mapped external data */
     uint32_t n_maps;
     const char *source_path; /* file it was loaded from, or NULL */
+    uint32_t *scratch;       /* node-indexed scratch for passes (cv_model_scratch) */
+    uint32_t scratch_cap;
 };
+
+/* A node-id-indexed uint32 scratch array of the model (contents undefined),
+ * reused by passes that run per graph so they cost O(graph), not O(model). */
+uint32_t *cv_model_scratch(carve_model *m);
 
 /* Low-level constructors used by import and by passes. They report NOMEM on
  * the model's context and return CARVE_NONE on failure. */

@@ -39,6 +39,7 @@ void carve_model_free(carve_model *m)
     for (uint32_t i = 0; i < m->n_maps; i++)
         munmap(m->maps[i].addr, m->maps[i].len);
     cv_free(m->maps);
+    cv_free(m->scratch);
     cv_free(m->graphs);
     cv_free(m->nodes);
     cv_free(m->values);
@@ -762,4 +763,17 @@ bool cv_value_move(carve_model *m, carve_value_id v, carve_graph_id g)
         cv_strmap_del(&m->graphs[x->graph].scope, x->name);
     x->graph = g;
     return cv_strmap_put(&m->graphs[g].scope, x->name, v);
+}
+
+uint32_t *cv_model_scratch(carve_model *m)
+{
+    if (m->scratch_cap < m->n_nodes + 1) {
+        uint32_t cap = m->n_nodes + 1 + m->n_nodes / 2;
+        uint32_t *p = cv_realloc(m->scratch, (size_t)cap * sizeof *p);
+        if (!p)
+            return NULL;
+        m->scratch = p;
+        m->scratch_cap = cap;
+    }
+    return m->scratch;
 }

@@ -40,7 +40,7 @@ static const char *base_name(carve_model *m, const cv_node *n)
     if (n->name && *n->name)
         return n->name;
     const char *o = first_output_name(m, n);
-    return *o ? cv_arena_printf(&m->arena, "%s_%s", n->op, o) : n->op;
+    return *o ? cv_arena_join(&m->arena, n->op, "_", o) : n->op;
 }
 
 /* A key that orders the nodes of one name group without looking at file
@@ -134,7 +134,7 @@ const char *cv_names_give(carve_model *m, carve_node_id n)
 
 const char *cv_names_derive(carve_model *m, carve_node_id n, carve_node_id from, const char *piece)
 {
-    const char *base = cv_arena_printf(&m->arena, "%s/%s", m->nodes[from].name, piece);
+    const char *base = cv_arena_join(&m->arena, m->nodes[from].name, "/", piece);
     const char *name = base ? claim(m, n, base) : NULL;
     if (!name)
         cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");

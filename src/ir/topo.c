@@ -158,8 +158,9 @@ static carve_status order_nodes(const carve_model *m, carve_graph_id g, bool by_
     const cv_graph *gr = &m->graphs[g];
     uint32_t n = gr->nodes.n;
     /* pos[node id] = position in the graph's current list. Node ids are
-     * model-wide, so this map is model-sized. */
-    uint32_t *pos = cv_malloc((size_t)m->n_nodes * sizeof *pos);
+     * model-wide: the map is the model's reusable scratch (not model state,
+     * hence the cast), so sorting one small graph costs O(graph). */
+    uint32_t *pos = cv_model_scratch((carve_model *)m);
     uint32_t *indeg = cv_malloc((size_t)n * sizeof *indeg);
     uint32_t *succ_start = cv_malloc(((size_t)n + 1) * sizeof *succ_start);
     /* Heap keys: key[pos]; the node of a key is at position at[key]. */
@@ -230,7 +231,6 @@ static carve_status order_nodes(const carve_model *m, carve_graph_id g, bool by_
         st = CARVE_ERR_INVALID;
     }
 done:
-    cv_free(pos);
     cv_free(indeg);
     cv_free(succ_start);
     cv_free(key);

@@ -2,6 +2,8 @@
  * and kernel error reporting. */
 #include "ops.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* In the table, "d_none" marks an op without decomposition. */
@@ -17,15 +19,48 @@ static const cv_op_def table[] = {
 size_t cv_op_count(void) { return sizeof table / sizeof *table; }
 const cv_op_def *cv_op_at(size_t i) { return &table[i]; }
 
+/* Rows by name, for binary search: made once (the table never changes). */
+#define N_ROWS (sizeof table / sizeof *table)
+static uint16_t by_name[N_ROWS];
+static pthread_once_t by_name_once = PTHREAD_ONCE_INIT;
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const cv_op_def *x = &table[*(const uint16_t *)a], *y = &table[*(const uint16_t *)b];
+    int c = strcmp(x->name, y->name);
+    return c ? c : strcmp(x->domain, y->domain);
+}
+
+static void sort_rows(void)
+{
+    for (size_t i = 0; i < N_ROWS; i++)
+        by_name[i] = (uint16_t)i;
+    qsort(by_name, N_ROWS, sizeof *by_name, cmp_rows);
+}
+
 const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
 {
     if (!domain || !strcmp(domain, "ai.onnx"))
         domain = "";
+    pthread_once(&by_name_once, sort_rows);
+    size_t lo = 0, hi = N_ROWS;
+    while (lo < hi) { /* first row whose (name, domain) >= (op, domain) */
+        size_t mid = (lo + hi) / 2;
+        const cv_op_def *d = &table[by_name[mid]];
+        int c = strcmp(d->name, op);
+        if (!c)
+            c = strcmp(d->domain, domain);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     const cv_op_def *best = NULL;
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
-        const cv_op_def *d = &table[i];
-        if (d->since <= opset && !strcmp(d->name, op) && !strcmp(d->domain, domain) &&
-            (!best || d->since > best->since))
+    for (size_t i = lo; i < N_ROWS; i++) {
+        const cv_op_def *d = &table[by_name[i]];
+        if (strcmp(d->name, op) || strcmp(d->domain, domain))
+            break;
+        if (d->since <= opset && (!best || d->since > best->since))
             best = d;
     }
     return best;

@@ -59,7 +59,7 @@ fail:
 
 static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, carve_value_id like)
 {
-    const char *base = cv_arena_printf(&m->arena, "%s/%s", delegate, m->values[like].name);
+    const char *base = cv_arena_join(&m->arena, delegate, "/", m->values[like].name);
     const char *nm = base ? cv_value_unique_name(m, body, base) : NULL;
     carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
     if (v != CARVE_NONE)

@@ -88,7 +88,7 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     uint32_t n = gr->nodes.n;
     if (n == 0)
         return CARVE_OK;
-    uint32_t *pos = cv_malloc((size_t)m->n_nodes * sizeof *pos);
+    uint32_t *pos = cv_model_scratch(m);
     uint32_t *pred_start = cv_malloc(((size_t)n + 1) * sizeof *pred_start);
     uint8_t *sup = cv_malloc(n), *rr = cv_malloc(n);
     uint32_t *part = cv_malloc((size_t)n * sizeof *part);
@@ -189,7 +189,6 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     for (uint32_t i = 0; i < n; i++)
         lw->ln[gr->nodes.v[i]].part = part[i];
 done:
-    cv_free(pos);
     cv_free(pred_start);
     cv_free(sup);
     cv_free(rr);
@@ -305,6 +304,39 @@ static carve_status apply_skip_lists(cv_lower *lw)
     return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
 }
 
+/* Constant folding before the first round. Nodes folding made count as
+ * pieces of the input node they come from, and a node fused into another
+ * hands its skip-list mark on to it. */
+static carve_status fold(cv_lower *lw)
+{
+    carve_model *m = lw->m;
+    double t0 = now_ms();
+    carve_fold_opts fo = {lw->o->fold_max_bytes};
+    carve_status st = cv_fold_run(m, &fo, &lw->fold, &lw->fates);
+    if (st)
+        return st;
+    lw->folded = true;
+    lw->n_fates = m->n_nodes;
+    if (!grow_ln(lw))
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+    for (carve_node_id id = 0; id < m->n_nodes; id++) {
+        const cv_fold_node *fn = &lw->fates[id];
+        carve_node_id src = fn->from != CARVE_NONE ? fn->from : id;
+        if (id >= lw->n_orig && fn->from != CARVE_NONE)
+            lw->ln[id].origin = lw->ln[fn->from].origin;
+        if (fn->fate == CV_FATE_REMOVED && fn->into != CARVE_NONE && lw->ln[id].sticky && !lw->ln[fn->into].sticky) {
+            lw->ln[fn->into].sticky = lw->ln[id].sticky;
+            lw->ln[fn->into].msg = lw->ln[id].msg;
+        }
+        if (src != id && lw->ln[src].sticky && !lw->ln[id].sticky) {
+            lw->ln[id].sticky = lw->ln[src].sticky;
+            lw->ln[id].msg = lw->ln[src].msg;
+        }
+    }
+    lw->ms_fold = now_ms() - t0;
+    return CARVE_OK;
+}
+
 carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lower_opts *opts, carve_report **report)
 {
     if (report)
@@ -340,6 +372,8 @@ carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lowe
         goto out;
     }
     if ((st = apply_skip_lists(&lw)))
+        goto out;
+    if (!(opts && opts->no_fold) && (st = fold(&lw)))
         goto out;
     bool changed = true;
     while (changed) {
@@ -392,6 +426,7 @@ out:
     }
     cv_free(lw.parts);
     cv_free(lw.ln);
+    cv_free(lw.fates);
     carve_target_free(own_cpu);
     return st;
 }

@@ -159,6 +159,12 @@ typedef struct cv_lower {
     uint32_t n_parts;
     double ms_infer, ms_partition, ms_decompose, ms_delegate, ms_total;
     uint32_t n_decomposed;
+    /* constant folding before the first round (unless --no-fold) */
+    bool folded;
+    carve_fold_stats fold;
+    cv_fold_node *fates;    /* by node id: what folding did, n_fates of them */
+    uint32_t n_fates;
+    double ms_fold;
 } cv_lower;
 
 /* ================================================================ delegate.c */
