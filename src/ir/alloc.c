@@ -157,7 +157,7 @@ void cv_ids_free(cv_ids *a)
 
 /* ---------------------------------------------------------------- buf */
 
-void cv_buf_put(cv_buf *b, const char *s, size_t n)
+void cv_buf_grow_put(cv_buf *b, const char *s, size_t n)
 {
     if (b->failed)
         return;

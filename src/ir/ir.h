@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* ================================================================ alloc.c */
 
@@ -51,7 +52,17 @@ typedef struct cv_buf {
     size_t n, cap;
     bool failed;
 } cv_buf;
-void cv_buf_put(cv_buf *b, const char *s, size_t n);
+void cv_buf_grow_put(cv_buf *b, const char *s, size_t n);
+static inline void cv_buf_put(cv_buf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 <= b->cap) { /* the common case, inline */
+        memcpy(b->s + b->n, s, n);
+        b->n += n;
+        b->s[b->n] = 0;
+        return;
+    }
+    cv_buf_grow_put(b, s, n);
+}
 void cv_buf_puts(cv_buf *b, const char *s);
 void cv_buf_printf(cv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cv_buf_free(cv_buf *b);
@@ -160,7 +171,7 @@ typedef struct cv_attr {
 
 typedef struct cv_node {
     const char *name;
-    const char *op;
+    const char *op;     /* op and domain never change after creation (make a new node) */
     const char *domain; /* "" for ai.onnx */
     const char *doc;
     carve_graph_id graph;
@@ -171,6 +182,8 @@ typedef struct cv_node {
     cv_raw raw;
     bool named_by_carve; /* the input had no name: carve made one up */
     bool dead;           /* removed from its graph by a pass; its name stays taken */
+    uint32_t def_gen;    /* cv_op_for_node's cache: valid when == model's opset_gen */
+    const void *def;
 } cv_node;
 
 typedef struct cv_value {
@@ -225,6 +238,7 @@ struct carve_model {
     cv_mapping *maps;     /* memory-mapped external data */
     uint32_t n_maps;
     const char *source_path; /* file it was loaded from, or NULL */
+    uint32_t opset_gen;      /* bumped when an opset changes: per-node op caches */
     uint32_t *scratch;       /* node-indexed scratch for passes (cv_model_scratch) */
     uint32_t scratch_cap;
 };

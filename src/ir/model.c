@@ -17,6 +17,7 @@ carve_model *carve_model_new(carve_ctx *ctx)
     memset(m, 0, sizeof *m);
     m->ctx = ctx;
     m->ir_version = 8;
+    m->opset_gen = 1;
     if (cv_graph_new(m, CARVE_NONE, "main") == CARVE_NONE) {
         carve_model_free(m);
         return NULL;
@@ -157,6 +158,7 @@ carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t v
         domain = "";
     if (!strcmp(domain, "ai.onnx"))
         domain = "";
+    m->opset_gen++;
     for (uint32_t i = 0; i < m->n_opsets; i++)
         if (!strcmp(m->opset_domain[i], domain)) {
             m->opset_version[i] = version;

@@ -68,9 +68,15 @@ const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
 
 const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n)
 {
-    const cv_node *nd = &m->nodes[n];
+    /* Cached on the node (a cache, not model state: hence the cast); the
+     * model's opset_gen moves whenever an opset changes. */
+    cv_node *nd = (cv_node *)&m->nodes[n];
+    if (nd->def_gen == m->opset_gen)
+        return nd->def;
     int64_t opset = carve_model_opset(m, nd->domain);
-    return cv_op_find(nd->domain, nd->op, opset);
+    nd->def = cv_op_find(nd->domain, nd->op, opset);
+    nd->def_gen = m->opset_gen;
+    return nd->def;
 }
 
 /* ---------------------------------------------------------------- attributes */

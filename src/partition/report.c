@@ -19,16 +19,18 @@ static void jstr(jw *w, const char *s)
 {
     cv_buf_put(&w->b, "\"", 1);
     const char *run = s;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
+    for (;;) {
+        s += strcspn(s, "\"\\\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14"
+                        "\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f");
+        if (!*s)
+            break;
         cv_buf_put(&w->b, run, (size_t)(s - run));
+        unsigned char c = (unsigned char)*s++;
         if (c == '"' || c == '\\')
             cv_buf_printf(&w->b, "\\%c", c);
         else
             cv_buf_printf(&w->b, "\\u%04x", c);
-        run = s + 1;
+        run = s;
     }
     cv_buf_put(&w->b, run, (size_t)(s - run));
     cv_buf_put(&w->b, "\"", 1);

@@ -67,6 +67,16 @@ carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, c
         merged[d] = x;
     }
     carve_dtype dt = dtype ? dtype : t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED;
+    if (t->kind == CARVE_TYPE_TENSOR && t->dtype == dt && t->rank == r) {
+        /* nothing new (each lowering round infers again): keep it as is */
+        bool same = true;
+        for (int d = 0; d < r && same; d++)
+            same = t->dims[d].value == merged[d].value &&
+                   (t->dims[d].param == merged[d].param ||
+                    (t->dims[d].param && merged[d].param && !strcmp(t->dims[d].param, merged[d].param)));
+        if (same)
+            return CARVE_OK;
+    }
     return carve_value_set_type(m, n->out[i], dt, r, merged);
 }
 
