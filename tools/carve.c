@@ -13,6 +13,8 @@ static const struct {
     {"lower", cmd_lower, "lower a model for a target: delegate partitions, CPU fallback, report"},
     {"check", cmd_check, "lower, run both models on the same inputs and compare the outputs"},
     {"run", cmd_run, "run a model on carve's reference CPU kernels"},
+    {"targets", cmd_targets, "list the built-in target profiles, their ops and rules"},
+    {"fold", cmd_fold, "fold constants and constant-only subgraphs, write the folded model"},
 };
 
 static void help(FILE *f)

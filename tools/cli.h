@@ -16,6 +16,8 @@ int cmd_inspect(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_lower(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_targets(int argc, char **argv);
+int cmd_fold(int argc, char **argv);
 
 /* Inputs given on the command line: --input NAME=FILE, --dim NAME=VALUE,
  * --random-inputs SEED (run and check share them). */
@@ -36,6 +38,9 @@ int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *
  * the rest when a seed was given. false: printed why. */
 bool cli_inputs_make(carve_ctx *ctx, const carve_model *m, const cli_inputs *ci, const char *cmd, carve_tensor **in);
 void cli_inputs_free(cli_inputs *ci);
+/* Parses a byte count: digits with an optional k, M or G suffix (powers of
+ * 1024). false when it is not one. */
+bool cli_parse_bytes(const char *s, size_t *out);
 /* Parses a comma-separated list into a malloc'd array of strings. */
 char **cli_split_list(const char *s, size_t *n);
 
