@@ -39,103 +39,6 @@
 #pragma GCC optimize("vect-cost-model=dynamic")
 #endif
 
-/* ---------------------------------------------------------------- small floats */
-
-typedef struct {
-    int mbits, bias;
-    uint32_t maxcode; /* largest finite magnitude */
-    uint32_t inf;     /* infinity (magnitude bits), 0 when the format has none */
-    uint32_t nan;     /* NaN (magnitude bits; for FNUZ the whole code) */
-    uint32_t sign;    /* sign bit */
-    bool uz;          /* FNUZ: no -0, NaN is the lone sign bit */
-    bool f8;          /* saturate applies */
-} sfmt;
-
-static const sfmt F16 = {10, 15, 0x7bff, 0x7c00, 0x7e00, 0x8000, false, false};
-static const sfmt BF16 = {7, 127, 0x7f7f, 0x7f80, 0x7fc0, 0x8000, false, false};
-static const sfmt E4M3FN = {3, 7, 0x7e, 0, 0x7f, 0x80, false, true};
-static const sfmt E4M3FNUZ = {3, 8, 0x7f, 0, 0x80, 0x80, true, true};
-static const sfmt E5M2 = {2, 15, 0x7b, 0x7c, 0x7f, 0x80, false, true};
-static const sfmt E5M2FNUZ = {2, 16, 0x7f, 0, 0x80, 0x80, true, true};
-
-static const sfmt *sfmt_of(carve_dtype t)
-{
-    switch (t) {
-    case CARVE_FLOAT16: return &F16;
-    case CARVE_BFLOAT16: return &BF16;
-    case CARVE_FLOAT8E4M3FN: return &E4M3FN;
-    case CARVE_FLOAT8E4M3FNUZ: return &E4M3FNUZ;
-    case CARVE_FLOAT8E5M2: return &E5M2;
-    default: return &E5M2FNUZ;
-    }
-}
-
-/* Magnitude code of a > 0 rounded to nearest even (may exceed maxcode);
- * *tie tells that a lay exactly halfway between two codes. All arithmetic
- * is exact: scaling by a power of two, floor, and small integers. */
-static uint32_t round_mag(double a, const sfmt *f, bool *tie)
-{
-    int e;
-    frexp(a, &e);
-    int E = e - 1, emin = 1 - f->bias;
-    if (E < emin)
-        E = emin;
-    double q = ldexp(a, f->mbits - E);
-    double fl = floor(q), d = q - fl;
-    uint32_t r = (uint32_t)fl;
-    *tie = d == 0.5;
-    if (d > 0.5 || (d == 0.5 && (r & 1)))
-        r++;
-    uint32_t one = 1u << f->mbits;
-    if (E == emin && r < one)
-        return r; /* subnormal (or zero) */
-    if (r == one << 1) {
-        r = one;
-        E++;
-    }
-    return ((uint32_t)(E + f->bias) << f->mbits) | (r - one);
-}
-
-static uint32_t to_small(double x, const sfmt *f, bool saturate, bool *tie)
-{
-    uint32_t s = signbit(x) ? f->sign : 0;
-    *tie = false;
-    if (isnan(x))
-        return f->uz ? f->nan : s | f->nan;
-    bool inf = isinf(x);
-    uint32_t code = inf ? UINT32_MAX : x == 0 ? 0 : round_mag(fabs(x), f, tie);
-    if (code == 0)
-        return f->uz ? 0 : s;
-    if (code <= f->maxcode)
-        return s | code;
-    /* overflow (or infinity) */
-    if (!f->f8)
-        return s | f->inf;
-    if (saturate)
-        return s | f->maxcode;
-    if (f->inf)
-        return s | f->inf;
-    return f->uz ? f->nan : s | f->nan;
-}
-
-uint16_t cv_ew_f64_to_f16(double x)
-{
-    bool tie;
-    return (uint16_t)to_small(x, &F16, true, &tie);
-}
-
-uint16_t cv_ew_f64_to_bf16(double x)
-{
-    bool tie;
-    return (uint16_t)to_small(x, &BF16, true, &tie);
-}
-
-uint8_t cv_ew_f64_to_f8(double x, carve_dtype t, bool saturate)
-{
-    bool tie;
-    return (uint8_t)to_small(x, sfmt_of(t), saturate, &tie);
-}
-
 static double small_to_f64(uint32_t code, carve_dtype t)
 {
     switch (t) {
@@ -289,12 +192,12 @@ static void ints_to_float(cv_val *y, size_t off, size_t n, const int64_t *iv, bo
         break;
     case CARVE_FLOAT16: case CARVE_BFLOAT16:
         for (size_t i = 0; i < n; i++)
-            ((uint16_t *)d)[off + i] = y->dtype == CARVE_FLOAT16 ? cv_ew_f64_to_f16(int_odd(iv[i], uns))
-                                                                : cv_ew_f64_to_bf16(int_odd(iv[i], uns));
+            ((uint16_t *)d)[off + i] = y->dtype == CARVE_FLOAT16 ? cv_f64_to_f16(int_odd(iv[i], uns))
+                                                                : cv_f64_to_bf16(int_odd(iv[i], uns));
         break;
     default:
         for (size_t i = 0; i < n; i++)
-            ((uint8_t *)d)[off + i] = cv_ew_f64_to_f8(int_odd(iv[i], uns), y->dtype, saturate);
+            ((uint8_t *)d)[off + i] = cv_f64_to_f8(int_odd(iv[i], uns), y->dtype, saturate);
         break;
     }
 }
@@ -311,17 +214,17 @@ static void floats_to(cv_val *y, size_t off, size_t n, const double *dv, bool na
         if (narrow)
             for (size_t i = 0; i < n; i++) ((uint16_t *)d)[off + i] = cv_ew_f2h((float)dv[i]);
         else
-            for (size_t i = 0; i < n; i++) ((uint16_t *)d)[off + i] = cv_ew_f64_to_f16(dv[i]);
+            for (size_t i = 0; i < n; i++) ((uint16_t *)d)[off + i] = cv_f64_to_f16(dv[i]);
         break;
     case CARVE_BFLOAT16:
         if (narrow)
             for (size_t i = 0; i < n; i++) ((uint16_t *)d)[off + i] = cv_ew_f2b((float)dv[i]);
         else
-            for (size_t i = 0; i < n; i++) ((uint16_t *)d)[off + i] = cv_ew_f64_to_bf16(dv[i]);
+            for (size_t i = 0; i < n; i++) ((uint16_t *)d)[off + i] = cv_f64_to_bf16(dv[i]);
         break;
     case CARVE_FLOAT8E4M3FN: case CARVE_FLOAT8E4M3FNUZ: case CARVE_FLOAT8E5M2: case CARVE_FLOAT8E5M2FNUZ:
         for (size_t i = 0; i < n; i++)
-            ((uint8_t *)d)[off + i] = cv_ew_f64_to_f8(dv[i], y->dtype, saturate);
+            ((uint8_t *)d)[off + i] = cv_f64_to_f8(dv[i], y->dtype, saturate);
         break;
     case CARVE_BOOL: for (size_t i = 0; i < n; i++) ((uint8_t *)d)[off + i] = dv[i] != 0; break;
     case CARVE_INT4: case CARVE_UINT4:
@@ -360,7 +263,7 @@ static bool reads_back(const char *s, double x, carve_dtype t)
     if (t == CARVE_DOUBLE)
         return d == x;
     bool tie;
-    return small_to_f64(to_small(d, sfmt_of(t), true, &tie), t) == x;
+    return small_to_f64(cv_small_encode(d, t, true, &tie), t) == x;
 }
 
 /* numpy's str() of a float x of type t (see the file comment). */
@@ -484,8 +387,7 @@ static bool parse_small(const char *s, carve_dtype t, bool saturate, uint32_t *c
     if (!parse_f64(s, &d))
         return false;
     bool tie;
-    const sfmt *f = sfmt_of(t);
-    *code = to_small(d, f, saturate, &tie);
+    *code = cv_small_encode(d, t, saturate, &tie);
     if (tie) {
         int mode = fegetround();
         fesetround(FE_UPWARD);
@@ -494,9 +396,9 @@ static bool parse_small(const char *s, carve_dtype t, bool saturate, uint32_t *c
         double down = strtod(skip_ws(s), NULL);
         fesetround(mode);
         if (up != d)
-            *code = to_small(up, f, saturate, &tie);
+            *code = cv_small_encode(up, t, saturate, &tie);
         else if (down != d)
-            *code = to_small(down, f, saturate, &tie);
+            *code = cv_small_encode(down, t, saturate, &tie);
     }
     return true;
 }

@@ -76,6 +76,13 @@ float cv_bf16_to_f32(uint16_t h);
 uint16_t cv_f32_to_bf16(float f);
 float cv_f8_to_f32(uint8_t x, carve_dtype t);
 uint8_t cv_f32_to_f8(float f, carve_dtype t, bool saturate);
+/* From double, rounded once (no double rounding through float32). */
+uint16_t cv_f64_to_f16(double x);
+uint16_t cv_f64_to_bf16(double x);
+uint8_t cv_f64_to_f8(double x, carve_dtype t, bool saturate);
+/* The code of x in float16/bfloat16/float8 type t; *tie tells whether x lay
+ * exactly between two codes (Cast's string parsing needs to know). */
+uint32_t cv_small_encode(double x, carve_dtype t, bool saturate, bool *tie);
 
 /* Broadcasting (numpy rules). Fails when shapes do not broadcast. */
 bool cv_broadcast_shape(int ra, const int64_t *da, int rb, const int64_t *db, int *rank, int64_t *dims);

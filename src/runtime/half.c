@@ -5,7 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-static uint32_t f2u(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
 float cv_f16_to_f32(uint16_t h)
@@ -23,41 +22,9 @@ float cv_f16_to_f32(uint16_t h)
     return u2f(sign | ((exp + 112) << 23) | (man << 13));
 }
 
-uint16_t cv_f32_to_f16(float f)
-{
-    uint32_t u = f2u(f), sign = (u >> 16) & 0x8000;
-    uint32_t a = u & 0x7fffffffu;
-    if (a >= 0x7f800000u) /* inf or nan */
-        return (uint16_t)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 | ((a >> 13) & 0x3ff) : 0));
-    if (a >= 0x477ff000u) /* rounds to >= 65520: overflow to inf */
-        return (uint16_t)(sign | 0x7c00);
-    if (a < 0x38800000u) { /* below the smallest normal: subnormal or zero */
-        if (a < 0x33000000u) /* < 2^-25: rounds to zero */
-            return (uint16_t)sign;
-        uint32_t e = a >> 23, m = (a & 0x7fffff) | 0x800000;
-        uint32_t shift = 126 - e; /* 14..24 */
-        uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (q & 1)))
-            q++;
-        return (uint16_t)(sign | q);
-    }
-    uint32_t r = a - 0x38000000u; /* rebias exponent 127 -> 15 */
-    uint32_t q = r >> 13, rem = r & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (q & 1)))
-        q++;
-    return (uint16_t)(sign | q);
-}
 
 float cv_bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
 
-uint16_t cv_f32_to_bf16(float f)
-{
-    uint32_t u = f2u(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x40); /* quiet NaN, keep sign */
-    uint32_t rounding = 0x7fff + ((u >> 16) & 1);
-    return (uint16_t)((u + rounding) >> 16);
-}
 
 /* float8 formats: exponent bits, mantissa bits, bias, and whether the format
  * has no infinities and one NaN (FN: 0x7f/0xff) or NaN only at 0x80 (FNUZ). */
@@ -94,45 +61,130 @@ float cv_f8_to_f32(uint8_t x, carve_dtype t)
     return sign ? -v : v;
 }
 
-uint8_t cv_f32_to_f8(float v, carve_dtype t, bool saturate)
+/* ---------------------------------------------------------------- encoding
+ *
+ * Exact round-to-nearest-even of a double into float16, bfloat16 and the four
+ * float8 formats (opset 19 `saturate` rules for float8), written for Cast and
+ * used everywhere. */
+
+typedef struct {
+    int mbits, bias;
+    uint32_t maxcode; /* largest finite magnitude */
+    uint32_t inf;     /* infinity (magnitude bits), 0 when the format has none */
+    uint32_t nan;     /* NaN (magnitude bits; for FNUZ the whole code) */
+    uint32_t sign;    /* sign bit */
+    bool uz;          /* FNUZ: no -0, NaN is the lone sign bit */
+    bool f8;          /* saturate applies */
+} sfmt;
+
+static const sfmt F16 = {10, 15, 0x7bff, 0x7c00, 0x7e00, 0x8000, false, false};
+static const sfmt BF16 = {7, 127, 0x7f7f, 0x7f80, 0x7fc0, 0x8000, false, false};
+static const sfmt E4M3FN = {3, 7, 0x7e, 0, 0x7f, 0x80, false, true};
+static const sfmt E4M3FNUZ = {3, 8, 0x7f, 0, 0x80, 0x80, true, true};
+static const sfmt E5M2 = {2, 15, 0x7b, 0x7c, 0x7f, 0x80, false, true};
+static const sfmt E5M2FNUZ = {2, 16, 0x7f, 0, 0x80, 0x80, true, true};
+
+static const sfmt *sfmt_of(carve_dtype t)
 {
-    f8fmt f = fmt_of(t);
-    /* Exhaustive nearest-even search over the 256 codes: exact and simple;
-     * float8 conversion is never on a hot path in carve. */
-    if (isnan(v))
-        return f.uz ? 0x80 : f.fn ? 0x7f : 0x7f;
-    uint8_t best = 0;
-    float bestd = INFINITY;
-    float maxv = 0;
-    for (int c = 0; c < 256; c++) {
-        float x = cv_f8_to_f32((uint8_t)c, t);
-        if (isnan(x) || isinf(x))
-            continue;
-        if (x > maxv)
-            maxv = x;
+    switch (t) {
+    case CARVE_FLOAT16: return &F16;
+    case CARVE_BFLOAT16: return &BF16;
+    case CARVE_FLOAT8E4M3FN: return &E4M3FN;
+    case CARVE_FLOAT8E4M3FNUZ: return &E4M3FNUZ;
+    case CARVE_FLOAT8E5M2: return &E5M2;
+    default: return &E5M2FNUZ;
     }
-    if (isinf(v) || fabsf(v) > maxv) {
-        bool over = isinf(v) || fabsf(v) > maxv;
-        if (over && !saturate) {
-            if (f.fn)
-                return f.uz ? 0x80 : (uint8_t)(v < 0 ? 0xff : 0x7f);
-            return (uint8_t)(v < 0 ? 0xfc : 0x7c); /* E5M2 inf */
-        }
-        v = v < 0 ? -maxv : maxv;
-    }
-    for (int c = 0; c < 256; c++) {
-        float x = cv_f8_to_f32((uint8_t)c, t);
-        if (isnan(x) || isinf(x))
-            continue;
-        if (x == 0 && signbit(x) != signbit(v) && v != 0)
-            continue;
-        float d = fabsf(x - v);
-        if (d < bestd || (d == bestd && !(c & 1) && (best & 1))) {
-            best = (uint8_t)c;
-            bestd = d;
-        }
-    }
-    if (v == 0)
-        return signbit(v) && !f.uz ? 0x80 : 0;
-    return best;
 }
+
+/* Magnitude code of a > 0 rounded to nearest even (may exceed maxcode);
+ * *tie tells that a lay exactly halfway between two codes. All arithmetic
+ * is exact: scaling by a power of two, floor, and small integers. */
+static uint32_t round_mag(double a, const sfmt *f, bool *tie)
+{
+    int e;
+    frexp(a, &e);
+    int E = e - 1, emin = 1 - f->bias;
+    if (E < emin)
+        E = emin;
+    double q = ldexp(a, f->mbits - E);
+    double fl = floor(q), d = q - fl;
+    uint32_t r = (uint32_t)fl;
+    *tie = d == 0.5;
+    if (d > 0.5 || (d == 0.5 && (r & 1)))
+        r++;
+    uint32_t one = 1u << f->mbits;
+    if (E == emin && r < one)
+        return r; /* subnormal (or zero) */
+    if (r == one << 1) {
+        r = one;
+        E++;
+    }
+    return ((uint32_t)(E + f->bias) << f->mbits) | (r - one);
+}
+
+static uint32_t to_small(double x, const sfmt *f, bool saturate, bool *tie)
+{
+    uint32_t s = signbit(x) ? f->sign : 0;
+    *tie = false;
+    if (isnan(x))
+        return f->uz ? f->nan : s | f->nan;
+    bool inf = isinf(x);
+    uint32_t code = inf ? UINT32_MAX : x == 0 ? 0 : round_mag(fabs(x), f, tie);
+    if (code == 0)
+        return f->uz ? 0 : s;
+    if (code <= f->maxcode)
+        return s | code;
+    /* overflow (or infinity) */
+    if (!f->f8)
+        return s | f->inf;
+    if (saturate)
+        return s | f->maxcode;
+    if (f->inf)
+        return s | f->inf;
+    return f->uz ? f->nan : s | f->nan;
+}
+
+uint16_t cv_f64_to_f16(double x)
+{
+    bool tie;
+    return (uint16_t)to_small(x, &F16, true, &tie);
+}
+
+uint16_t cv_f64_to_bf16(double x)
+{
+    bool tie;
+    return (uint16_t)to_small(x, &BF16, true, &tie);
+}
+
+uint8_t cv_f64_to_f8(double x, carve_dtype t, bool saturate)
+{
+    bool tie;
+    return (uint8_t)to_small(x, sfmt_of(t), saturate, &tie);
+}
+
+
+uint32_t cv_small_encode(double x, carve_dtype t, bool saturate, bool *tie)
+{
+    return to_small(x, sfmt_of(t), saturate, tie);
+}
+
+/* NaN keeps its sign and top payload bits (quieted), as x86's F16C
+ * conversion and onnxruntime do; every other value rounds exactly. */
+uint16_t cv_f32_to_f16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)(((u >> 16) & 0x8000) | 0x7e00 | ((u >> 13) & 0x3ff));
+    return cv_f64_to_f16(f);
+}
+
+uint16_t cv_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40);
+    return cv_f64_to_bf16(f);
+}
+uint8_t cv_f32_to_f8(float f, carve_dtype t, bool saturate) { return cv_f64_to_f8(f, t, saturate); }

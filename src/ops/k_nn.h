@@ -1,0 +1,41 @@
+/* k_nn.h: helpers shared by the nn family's kernel files (k_conv.c,
+ * k_matmul.c, k_quant.c): float32 working copies, exact integer decoding and
+ * the quantized store every Q* op ends with. Internal to src/ops/. */
+#ifndef CARVE_K_NN_H
+#define CARVE_K_NN_H
+
+#include "ops.h"
+
+/* A float32 version of v: a new reference to v itself when it is float32
+ * already, else a converted copy (float16/bfloat16 widened exactly). NULL on
+ * NOMEM. */
+cv_val *nn_f32(cv_val *v);
+/* Turns the float32 result f into dtype, consuming f (round to nearest even
+ * for float16/bfloat16). NULL on NOMEM. */
+cv_val *nn_f32_to(cv_val *f, carve_dtype dtype);
+
+/* Every element of v as a double (exact for integers up to 2^53 and for
+ * float8/float16). malloc'd (cv_malloc); NULL on NOMEM. */
+double *nn_decode(const cv_val *v);
+
+/* Range of an integer quantized type (int4..int16, uint4..uint16, int32);
+ * false for any other type. */
+bool nn_qrange(carve_dtype t, int32_t *lo, int32_t *hi);
+/* rint(r) (half to even) + zp, saturated to [lo, hi]. NaN gives lo, as
+ * onnxruntime's x86-64 vector path does. */
+int32_t nn_qround(double r, int32_t zp, int32_t lo, int32_t hi);
+/* Stores q[0..y->nelem) (already in y's range) into the integer tensor y;
+ * 4-bit types are packed two per byte, low nibble first. */
+void nn_qstore(cv_val *y, const int32_t *q);
+/* The requantization QLinearConv and QLinearMatMul end with: y[i] =
+ * saturate(rint(r[i]) + zp) for integer y, float8(r[i] + zp) (saturating)
+ * for float8 y. zp is a one-element tensor of y's dtype or NULL (zero).
+ * false on NOMEM. */
+bool nn_requant(cv_val *y, const double *r, const cv_val *zp);
+
+/* An inference error: "node 'NAME' (OP): <message>", CARVE_ERR_INVALID. */
+carve_status nn_ierr(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "[2,3,4]" into buf (for messages). */
+const char *nn_shape_str(char *buf, size_t n, int rank, const int64_t *dims);
+
+#endif /* CARVE_K_NN_H */
