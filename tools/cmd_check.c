@@ -9,11 +9,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carve check MODEL (--target NAME | --target-file FILE) [--input NAME=FILE]...\n"
+    fprintf(f, "usage: carve check MODEL (--target NAME[,NAME...] | --target-file FILE) [--input NAME=FILE]...\n"
                "                   [--random-inputs SEED] [--atol A] [--rtol R] [-o OUT.onnx] [options]\n\n"
                "Lowers MODEL, runs the original and the lowered model on the same inputs on\n"
                "carve's reference kernels (delegate bodies under the target's simulator), and\n"
-               "prints the largest absolute and relative error per output. Exits 1 when an\n"
+               "prints the largest absolute and relative error per output. --target may list\n"
+               "several targets: the original model runs once. Exits 1 when an\n"
                "element breaks |lowered - original| <= atol + rtol * |original|.\n\n"
                "  --input NAME=FILE     value of input NAME (.npy or TensorProto .pb)\n"
                "  --random-inputs SEED  seeded random values for the other inputs (default seed 1)\n"
@@ -26,6 +27,39 @@ static void usage(FILE *f)
 static bool is_float(carve_dtype t)
 {
     return t == CARVE_FLOAT || t == CARVE_DOUBLE || t == CARVE_FLOAT16 || t == CARVE_BFLOAT16;
+}
+
+/* Prints one line per output; EXIT_MODEL when beyond tolerance. */
+static int compare(const char *name, const char *target, carve_tensor *a, carve_tensor *b, double atol, double rtol)
+{
+    bool same_shape = carve_tensor_dtype(a) == carve_tensor_dtype(b) && carve_tensor_rank(a) == carve_tensor_rank(b);
+    for (int d = 0; same_shape && d < carve_tensor_rank(a); d++)
+        same_shape = carve_tensor_dims(a)[d] == carve_tensor_dims(b)[d];
+    if (!same_shape) {
+        printf("FAIL %s %s: the lowered model gives another dtype or shape\n", target, name);
+        return EXIT_MODEL;
+    }
+    double max_abs = 0, max_rel = 0;
+    size_t bad = 0, n = carve_tensor_count(a);
+    bool fl = is_float(carve_tensor_dtype(a));
+    for (size_t k = 0; k < n; k++) {
+        double x = carve_tensor_get(a, k), y = carve_tensor_get(b, k);
+        if (isnan(x) && isnan(y))
+            continue;
+        double d = fabs(x - y);
+        if (isnan(d))
+            d = INFINITY;
+        max_abs = d > max_abs ? d : max_abs;
+        if (x != 0 && d / fabs(x) > max_rel)
+            max_rel = d / fabs(x);
+        if (fl ? !(d <= atol + rtol * fabs(x)) : d != 0)
+            bad++;
+    }
+    printf("%s %s %s: %s, %zu elements, max abs error %.3g, max rel error %.3g\n", bad ? "FAIL" : "ok  ", target, name,
+           carve_dtype_name(carve_tensor_dtype(a)), n, max_abs, max_rel);
+    if (bad)
+        printf("     %zu element%s beyond atol %g rtol %g\n", bad, bad == 1 ? "" : "s", atol, rtol);
+    return bad ? EXIT_MODEL : EXIT_OK;
 }
 
 int cmd_check(int argc, char **argv)
@@ -79,20 +113,16 @@ int cmd_check(int argc, char **argv)
     carve_model *orig = NULL, *low = NULL;
     carve_report *rep = NULL;
     carve_tensor **in = NULL, **o1 = NULL, **o2 = NULL;
-    size_t n_in = 0, n_out = 0;
+    size_t n_in = 0, n_out = 0, n_targets = 0;
+    char **targets = NULL;
     rc = EXIT_MODEL;
-    if (!cli_lower_setup(&cl, ctx, "check") || !(orig = cli_load(ctx, path)) || !(low = cli_load(ctx, path)) ||
-        !cli_fix_dims(ctx, orig, &ci, "check") || !cli_fix_dims(ctx, low, &ci, "check"))
+    /* --target may list several (htp,gpu): the original runs once */
+    if (cl.target_name && strchr(cl.target_name, ','))
+        targets = cli_split_list(cl.target_name, &n_targets);
+    if (targets && n_targets)
+        cl.target_name = targets[0];
+    if (!cli_lower_setup(&cl, ctx, "check") || !(orig = cli_load(ctx, path)) || !cli_fix_dims(ctx, orig, &ci, "check"))
         goto free_all;
-    if (carve_lower(low, cl.target, &cl.opts, &rep) != CARVE_OK) {
-        fprintf(stderr, "carve check: lowering failed: %s\n", carve_errmsg(ctx));
-        goto free_all;
-    }
-    fputs(carve_report_summary(rep), stderr);
-    if (out && carve_model_save_file(low, out, NULL) != CARVE_OK) {
-        fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
-        goto free_all;
-    }
     carve_graph_id g = carve_model_main_graph(orig);
     n_in = carve_graph_input_count(orig, g);
     n_out = carve_graph_output_count(orig, g);
@@ -105,46 +135,56 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "carve check: running the original model: %s\n", carve_errmsg(ctx));
         goto free_all;
     }
-    if (carve_model_run_target(low, cl.target, in, o2) != CARVE_OK) {
-        fprintf(stderr, "carve check: running the lowered model: %s\n", carve_errmsg(ctx));
-        goto free_all;
-    }
     rc = EXIT_OK;
-    for (size_t i = 0; i < n_out; i++) {
-        const char *name = carve_value_name(orig, carve_graph_output(orig, g, i));
-        carve_tensor *a = o1[i], *b = o2[i];
-        bool same_shape = carve_tensor_dtype(a) == carve_tensor_dtype(b) && carve_tensor_rank(a) == carve_tensor_rank(b);
-        for (int d = 0; same_shape && d < carve_tensor_rank(a); d++)
-            same_shape = carve_tensor_dims(a)[d] == carve_tensor_dims(b)[d];
-        if (!same_shape) {
-            printf("FAIL %s: the lowered model gives %s of another shape\n", name, carve_dtype_name(carve_tensor_dtype(b)));
+    for (size_t ti = 0; ti < (n_targets ? n_targets : 1) && rc != EXIT_USAGE; ti++) {
+        if (ti) {
+            carve_target_free(cl.target);
+            cl.target = NULL;
+            if (carve_target_builtin(ctx, targets[ti], &cl.target) != CARVE_OK) {
+                fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
+                rc = EXIT_MODEL;
+                break;
+            }
+        }
+        carve_model_free(low);
+        carve_report_free(rep);
+        rep = NULL;
+        if (!(low = cli_load(ctx, path)) || !cli_fix_dims(ctx, low, &ci, "check")) {
+            rc = EXIT_MODEL;
+            break;
+        }
+        if (carve_lower(low, cl.target, &cl.opts, &rep) != CARVE_OK) {
+            fprintf(stderr, "carve check: lowering for %s failed: %s\n", carve_target_name(cl.target),
+                    carve_errmsg(ctx));
             rc = EXIT_MODEL;
             continue;
         }
-        double max_abs = 0, max_rel = 0;
-        size_t bad = 0, n = carve_tensor_count(a);
-        bool fl = is_float(carve_tensor_dtype(a));
-        for (size_t k = 0; k < n; k++) {
-            double x = carve_tensor_get(a, k), y = carve_tensor_get(b, k);
-            if (isnan(x) && isnan(y))
-                continue;
-            double d = fabs(x - y);
-            if (isnan(d))
-                d = INFINITY;
-            max_abs = d > max_abs ? d : max_abs;
-            if (x != 0 && d / fabs(x) > max_rel)
-                max_rel = d / fabs(x);
-            if (fl ? !(d <= atol + rtol * fabs(x)) : d != 0)
-                bad++;
-        }
-        printf("%s %s: %s, %zu elements, max abs error %.3g, max rel error %.3g%s\n", bad ? "FAIL" : "ok  ", name,
-               carve_dtype_name(carve_tensor_dtype(a)), n, max_abs, max_rel, bad ? "" : "");
-        if (bad) {
-            printf("     %zu element%s beyond atol %g rtol %g\n", bad, bad == 1 ? "" : "s", atol, rtol);
+        fputs(carve_report_summary(rep), stderr);
+        if (out && carve_model_save_file(low, out, NULL) != CARVE_OK) {
+            fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
             rc = EXIT_MODEL;
+            break;
+        }
+        for (size_t i = 0; i < n_out; i++) {
+            carve_tensor_free(o2[i]);
+            o2[i] = NULL;
+        }
+        if (carve_model_run_target(low, cl.target, in, o2) != CARVE_OK) {
+            fprintf(stderr, "carve check: running the model lowered for %s: %s\n", carve_target_name(cl.target),
+                    carve_errmsg(ctx));
+            rc = EXIT_MODEL;
+            continue;
+        }
+        for (size_t i = 0; i < n_out; i++) {
+            const char *name = carve_value_name(orig, carve_graph_output(orig, g, i));
+            if (compare(name, carve_target_name(cl.target), o1[i], o2[i], atol, rtol) != EXIT_OK)
+                rc = EXIT_MODEL;
         }
     }
 free_all:
+    for (size_t i = 0; i < n_targets; i++)
+        free(targets[i]);
+    free(targets);
     for (size_t i = 0; in && i < n_in; i++)
         carve_tensor_free(in[i]);
     for (size_t i = 0; i < n_out; i++) {

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# lower_real_models.sh: every real model lowers on every built-in target and
+# `carve check` passes on it (lowered outputs equal the original's). The
+# lowering summary per model and target (nodes delegated, partitions, rounds,
+# folding) is compared with tests/golden/lower/<model>.txt, so a change in
+# placement is seen. UPDATE=1 rewrites the goldens.
+#
+#   tests/lower_real_models.sh CARVE_BINARY MODEL_CACHE [light|heavy]
+set -uo pipefail
+CARVE=$1
+CACHE=$2
+SET=${3:-light}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+DATA=$HERE/data
+GOLD=$HERE/golden/lower
+TARGETS=htp,gpu,lpai,cpu
+VAD="--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy"
+P=p2o.DynamicDimension
+
+# name | path below the cache | check arguments
+light_models() {
+  cat <<LIST
+ocr_det|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx|--dim $P.0=1 --dim $P.1=96 --dim $P.2=96
+ocr_rec|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx|--dim $P.0=1 --dim $P.1=160
+ocr_cls|ocr-models-1.4.2/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx|--dim $P.0=1 --dim $P.1=48 --dim $P.2=192
+silero_vad|silero-vad-1.0.3/package/weights/silero_vad.onnx|$VAD
+silero_vad_16k_op15|silero-vad-1.0.3/package/weights/silero_vad_16k_op15.onnx|$VAD
+silero_vad_op18_ifless|silero-vad-1.0.3/package/weights/silero_vad_op18_ifless.onnx|$VAD
+silero_vad_half|silero-vad-1.0.3/package/weights/silero_vad_half.onnx|--input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy
+oww_alexa|openwakeword-0.1.1/package/models/alexa_v0.1.onnx|
+oww_hey_jarvis|openwakeword-0.1.1/package/models/hey_jarvis_v0.1.onnx|
+oww_hey_mycroft|openwakeword-0.1.1/package/models/hey_mycroft_v0.1.onnx|
+oww_hey_rhasspy|openwakeword-0.1.1/package/models/hey_rhasspy_v0.1.onnx|
+oww_timer|openwakeword-0.1.1/package/models/timer_v0.1.onnx|
+oww_weather|openwakeword-0.1.1/package/models/weather_v0.1.onnx|
+oww_embedding|openwakeword-0.1.1/package/models/embedding_model.onnx|--dim unk__314=1
+oww_melspectrogram|openwakeword-0.1.1/package/models/melspectrogram.onnx|--dim batch_size=1 --dim samples=1760
+oww_silero_vad|openwakeword-0.1.1/package/models/silero_vad.onnx|--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input h=$DATA/state_2x1x64.npy --input c=$DATA/state_2x1x64.npy
+LIST
+}
+heavy_models() {
+  cat <<LIST
+imgly_small|background-removal-1.4.5/models/small.onnx|
+imgly_medium|background-removal-1.4.5/models/medium.onnx|
+LIST
+}
+
+pass=0
+fail=0
+list=$([ "$SET" = heavy ] && heavy_models || light_models)
+while IFS='|' read -r name rel args; do
+  [ -n "$name" ] || continue
+  model=$CACHE/$rel
+  if [ ! -f "$model" ]; then
+    echo "FAIL $name: $model is missing (run scripts/fetch-models.sh)"
+    fail=$((fail + 1))
+    continue
+  fi
+  log=$(mktemp)
+  # shellcheck disable=SC2086
+  "$CARVE" check "$model" --target $TARGETS --random-inputs 7 $args >"$log.out" 2>"$log"
+  rc=$?
+  summary=$(grep -E '^(target |folding:)' "$log")
+  if [ $rc -ne 0 ]; then
+    echo "FAIL $name: carve check exited $rc"
+    sed 's/^/    /' "$log" "$log.out" | tail -20
+    fail=$((fail + 1))
+  elif [ "${UPDATE:-0}" = 1 ]; then
+    printf '%s\n' "$summary" >"$GOLD/$name.txt"
+    echo "updated $GOLD/$name.txt"
+    pass=$((pass + 1))
+  elif ! diff -u "$GOLD/$name.txt" <(printf '%s\n' "$summary") >"$log.diff"; then
+    echo "FAIL $name: the lowering summary changed (UPDATE=1 to accept):"
+    sed 's/^/    /' "$log.diff"
+    fail=$((fail + 1))
+  else
+    echo "ok   $name ($(grep -c '^ok' "$log.out") outputs checked on $TARGETS)"
+    pass=$((pass + 1))
+  fi
+  rm -f "$log" "$log.out" "$log.diff"
+done <<<"$list"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
