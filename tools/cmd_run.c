@@ -1,13 +1,16 @@
 /* cmd_run.c: `carve run MODEL [--input NAME=FILE]... [--random-inputs SEED]
  * [--dim NAME=VALUE]... [--output-dir DIR]`. */
 #define _DEFAULT_SOURCE
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static void usage(FILE *f)
 {
@@ -19,6 +22,7 @@ static void usage(FILE *f)
                "  --random-inputs SEED  fill every input not given with seeded random values\n"
                "                        (floats in [-1,1), integers in [0,10), booleans)\n"
                "  --dim NAME=VALUE      size of symbolic dim NAME for random inputs (default 1)\n"
+               "  --repeat N            run N times and print the time per run and peak memory\n"
                "  --output-dir DIR      write each output as DIR/<name>.npy (.pb for dtypes numpy lacks),\n"
                "                        and the inputs used as DIR/inputs/<name>.npy\n");
 }
@@ -79,6 +83,7 @@ int cmd_run(int argc, char **argv)
 {
     const char *path = NULL, *outdir = NULL;
     cli_inputs ci = {0};
+    long repeat = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -89,7 +94,12 @@ int cmd_run(int argc, char **argv)
             return EXIT_USAGE;
         if (r > 0)
             continue;
-        if (!strcmp(a, "--output-dir")) {
+        if (!strcmp(a, "--repeat")) {
+            char *e = NULL;
+            repeat = has_val ? strtol(argv[++i], &e, 10) : 0;
+            if (!e || *e || repeat < 1)
+                return cli_usage_error("run", "--repeat takes a count of at least 1");
+        } else if (!strcmp(a, "--output-dir")) {
             if (!has_val)
                 return cli_usage_error("run", "--output-dir takes a folder");
             outdir = argv[++i];
@@ -113,9 +123,28 @@ int cmd_run(int argc, char **argv)
     size_t n_in = carve_graph_input_count(m, g), n_out = carve_graph_output_count(m, g);
     carve_tensor **in = calloc(n_in + 1, sizeof *in), **out = calloc(n_out + 1, sizeof *out);
     int rc = cli_inputs_make(ctx, m, &ci, "run", in) ? EXIT_OK : EXIT_MODEL;
-    if (rc == EXIT_OK && carve_model_run(m, in, out) != CARVE_OK) {
-        fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
-        rc = EXIT_MODEL;
+    double best = 1e300, total = 0;
+    for (long r = 0; rc == EXIT_OK && r < (repeat ? repeat : 1); r++) {
+        for (size_t i = 0; i < n_out; i++) {
+            carve_tensor_free(out[i]);
+            out[i] = NULL;
+        }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (carve_model_run(m, in, out) != CARVE_OK) {
+            fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
+            rc = EXIT_MODEL;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        total += ms;
+        best = ms < best ? ms : best;
+    }
+    if (rc == EXIT_OK && repeat) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("time per run: %.1f ms mean, %.1f ms best over %ld runs; peak memory %.1f MiB\n", total / (double)repeat,
+               best, repeat, (double)ru.ru_maxrss / 1024.0);
     }
     if (rc == EXIT_OK && outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "carve run: %s: %s\n", outdir, strerror(errno));

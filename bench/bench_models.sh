@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# bench_models.sh: carve's reference runtime against onnxruntime (one thread)
+# on OCR det (1x3x640x640) and OCR rec (1x3x48x320), same inputs, same run:
+# time per run and peak memory of each, and their ratio.
+#   bench/bench_models.sh [BUILD_DIR] [RUNS]
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${1:-$ROOT/build}
+RUNS=${2:-5}
+CACHE=${CARVE_MODEL_CACHE:-$HOME/.cache/carve-models}
+P=p2o.DynamicDimension
+run() {
+  local name=$1 model=$2
+  shift 2
+  local dir
+  dir=$(mktemp -d)
+  "$BUILD/carve" run "$model" --random-inputs 1 "$@" --output-dir "$dir" >/dev/null
+  local c o
+  c=$("$BUILD/carve" run "$model" --input "x=$dir/inputs/x.npy" --repeat "$RUNS" | grep '^time per run')
+  o=$(node "$ROOT/tests/ort/bench.js" "$model" "$dir" "$RUNS")
+  local cm om
+  cm=$(sed -E 's/^time per run: ([0-9.]+) ms mean.*/\1/' <<<"$c")
+  om=$(sed -E 's/^time per run: ([0-9.]+) ms mean.*/\1/' <<<"$o")
+  printf '%s\n  carve:       %s\n  onnxruntime: %s\n  ratio carve/onnxruntime: %s\n' "$name" "$c" "$o" \
+    "$(awk -v a="$cm" -v b="$om" 'BEGIN { printf "%.2f", a / b }')"
+  rm -rf "$dir"
+}
+run "OCR det 1x3x640x640" "$CACHE/ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
+  --dim $P.0=1 --dim $P.1=640 --dim $P.2=640
+run "OCR rec 1x3x48x320" "$CACHE/ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx" \
+  --dim $P.0=1 --dim $P.1=320

@@ -1,0 +1,28 @@
+// bench.js: onnxruntime (one thread) time per run and peak memory on the
+// inputs carve used (RUN_DIR/inputs/*.npy, from `carve run --output-dir`).
+//   node bench.js MODEL RUN_DIR RUNS
+'use strict';
+const path = require('path');
+const ort = require('onnxruntime-node');
+const npy = require('./npy');
+
+(async () => {
+  const [model, dir, runsArg] = process.argv.slice(2);
+  const runs = Number(runsArg || 5);
+  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const feeds = {};
+  for (const name of s.inputNames) {
+    const t = npy.read(path.join(dir, 'inputs', name.replace(/[/\\: ]/g, '_') + '.npy'));
+    feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
+  }
+  await s.run(feeds); // warm-up, as carve's first run pays its own setup
+  let total = 0, best = Infinity, peak = process.memoryUsage().rss;
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.hrtime.bigint();
+    await s.run(feeds);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    total += ms; best = Math.min(best, ms);
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }
+  console.log(`time per run: ${(total / runs).toFixed(1)} ms mean, ${best.toFixed(1)} ms best over ${runs} runs; peak memory ${(peak / 1048576).toFixed(1)} MiB (rss)`);
+})().catch(e => { console.error(e.message); process.exit(2); });
