@@ -131,10 +131,17 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
     for (uint32_t i = 0; i < n_body; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         bool slice = !strcmp(m->nodes[id].op, "Slice");
+        const cv_op_def *def = cv_op_for_node(m, id);
         for (uint32_t k = 0; k < m->nodes[id].n_in; k++) {
             carve_value_id v = m->nodes[id].in[k];
             if (v == CARVE_NONE || m->values[v].graph == body || m->values[v].type.dtype != CARVE_INT64 ||
                 !cv_value_is_const(m, v))
+                continue;
+            /* A constant that decides a shape (Reshape's shape, Resize's
+             * sizes, axes...) is a static parameter the backend reads at
+             * compile time, and ONNX requires it int64: it stays. Slice
+             * bounds and Range take int32 and are converted. */
+            if (def && k < 32 && ((def->shape_inputs >> k) & 1) && !slice && strcmp(m->nodes[id].op, "Range"))
                 continue;
             bool done = false;
             for (uint32_t q = 0; q < r.from.n && !done; q++)

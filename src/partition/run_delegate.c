@@ -5,7 +5,8 @@
  *    every non-zero input to 1 (what HTP's cast does; legalization avoids it);
  *  - refuse_int64: the target has no int64: an int64 tensor may only enter a
  *    Cast or leave an op that makes int64 by definition (Shape, ArgMax...)
- *    for a Cast right after it, which is what int64 legalization emits;
+ *    for a Cast right after it, which is what int64 legalization emits; int64
+ *    constants that are static shape parameters are read at compile time;
  *  - int32_wraps: int32 arithmetic wraps (the reference kernels wrap too). */
 #include "partition.h"
 
@@ -29,7 +30,10 @@ static carve_status sim_hook(cv_kctx *k, const cv_op_def *def, cv_val **in, uint
     bool cast = !strcmp(n->op, "Cast");
     if (t->sim_refuse_int64 && !cast)
         for (uint32_t i = 0; i < n_in; i++)
-            if (in[i] && in[i]->kind == CV_VAL_TENSOR && in[i]->dtype == CARVE_INT64)
+            /* static shape parameters (Reshape's shape, Resize's sizes...) are
+             * read at compile time, not computed on the target */
+            if (in[i] && in[i]->kind == CV_VAL_TENSOR && in[i]->dtype == CARVE_INT64 &&
+                !(i < 32 && ((def->shape_inputs >> i) & 1) && cv_value_is_const(k->m, n->in[i])))
                 return cv_kerr(k, "%s simulator: input %u '%s' is int64, which %s does not have", t->name, i,
                                k->m->values[n->in[i]].name, t->name);
     if (cast && t->sim_u8cast && in[0]->dtype == CARVE_UINT8) {

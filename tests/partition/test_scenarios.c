@@ -6,6 +6,9 @@
 
 static carve_ctx *ctx;
 static char pb[16];
+/* Scenarios about constant-only partitions: folding (on by default) would
+ * take those constants away first (tests/passes/test_fold_lower.c). */
+static const carve_lower_opts no_fold = {.no_fold = true};
 
 static carve_value_id gemm(carve_model *m, const char *name, carve_value_id a, carve_value_id b, carve_value_id c,
                            const char *out)
@@ -34,7 +37,7 @@ static void gemm_cut_off(bool with_branch)
         carve_graph_add_output(m, 0, lt_op(m, "Relu", "relu", 1, &x, "r"));
     cv_val *inputs[1] = {ot_random(CARVE_FLOAT, 2, xd, 7, -1, 1)};
     cJSON *r = NULL;
-    lt_result res = lt_lower_run(m, "htp", NULL, inputs, 1e-4, 1e-3, &r);
+    lt_result res = lt_lower_run(m, "htp", &no_fold, inputs, 1e-4, 1e-3, &r);
     OT_CHECK(res == LT_EQUAL, "gemm cut off (branch %d): lowers and matches (%d)", with_branch, res);
     if (r && !with_branch) {
         OT_CHECK(!strcmp(lt_place(r, "gemm", pb), "decomposed"), "cut-off Gemm is decomposed, got %s",
@@ -60,7 +63,7 @@ static void gemm_cut_off(bool with_branch)
     }
     /* gpu accepts partitions without runtime inputs: the Gemm stays whole */
     cJSON *rg = NULL;
-    res = lt_lower_run(m, "gpu", NULL, inputs, 1e-4, 1e-3, &rg);
+    res = lt_lower_run(m, "gpu", &no_fold, inputs, 1e-4, 1e-3, &rg);
     OT_CHECK(res == LT_EQUAL, "gpu: lowers and matches");
     if (rg)
         OT_CHECK(strcmp(lt_place(rg, "gemm", pb), "cpu") && strcmp(lt_place(rg, "gemm", pb), "decomposed"),
@@ -214,7 +217,7 @@ static void no_runtime_input(void)
                             lt_weight(m, "C", 1, cd, 3), "g");
     carve_graph_add_output(m, 0, lt_op(m, "Relu", "relu", 1, &g, "y"));
     cJSON *r = NULL;
-    lt_result res = lt_lower_run(m, "htp", NULL, NULL, 1e-4, 1e-3, &r);
+    lt_result res = lt_lower_run(m, "htp", &no_fold, NULL, 1e-4, 1e-3, &r);
     OT_CHECK(res == LT_EQUAL, "no runtime input: htp lowers and matches (%d)", res);
     if (r) {
         OT_CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "partitions")) == 0, "htp: no partition");
@@ -222,7 +225,7 @@ static void no_runtime_input(void)
                  lt_reason(r, "relu"));
     }
     cJSON *rg = NULL;
-    res = lt_lower_run(m, "gpu", NULL, NULL, 1e-4, 1e-3, &rg);
+    res = lt_lower_run(m, "gpu", &no_fold, NULL, 1e-4, 1e-3, &rg);
     OT_CHECK(res == LT_EQUAL, "no runtime input: gpu lowers and matches");
     if (rg)
         OT_CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(rg, "partitions")) == 1 && !strcmp(lt_place(rg, "gemm", pb), "0"),
@@ -312,6 +315,27 @@ static void int64_range(void)
     carve_model_free(m);
 }
 
+/* Resize's int64 `sizes` is a static shape parameter: int64 legalization
+ * leaves it int64 (ONNX requires it) and the simulator accepts it. */
+static void resize_sizes_stay_int64(void)
+{
+    carve_model *m = lt_model(ctx, 13);
+    int64_t xd[4] = {1, 1, 4, 4}, four = 4, sz[4] = {1, 1, 8, 8};
+    carve_value_id x = lt_input(m, "x", 4, xd);
+    carve_value_id r = lt_op(m, "Relu", "relu", 1, &x, "r");
+    carve_value_id sizes = carve_graph_add_initializer(m, 0, "sizes", CARVE_INT64, 1, &four, sz, sizeof sz);
+    carve_value_id y = lt_op(m, "Resize", "resize", 4, (carve_value_id[]){r, CARVE_NONE, CARVE_NONE, sizes}, "y");
+    carve_graph_add_output(m, 0, y);
+    cv_val *inputs[1] = {ot_random(CARVE_FLOAT, 4, xd, 2, -1, 1)};
+    cJSON *rep = NULL;
+    OT_CHECK(lt_lower_run(m, "htp", NULL, inputs, 0, 0, &rep) == LT_EQUAL, "Resize with int64 sizes: equal on htp");
+    if (rep)
+        OT_CHECK(!strcmp(lt_place(rep, "resize", pb), "0"), "Resize is delegated, got %s", lt_place(rep, "resize", pb));
+    cJSON_Delete(rep);
+    cv_val_unref(inputs[0]);
+    carve_model_free(m);
+}
+
 /* A bad target profile names the field. */
 static void bad_profiles(void)
 {
@@ -367,6 +391,7 @@ int main(void)
     uint8_cast();
     int64_legalization();
     int64_range();
+    resize_sizes_stay_int64();
     bad_profiles();
     carve_ctx_free(ctx);
     return ot_finish();
