@@ -1,0 +1,892 @@
+/* k_norm.c: normalizations (BatchNormalization, InstanceNormalization,
+ * LayerNormalization, GroupNormalization, MeanVarianceNormalization, LRN),
+ * their inference and their decompositions into core ops.
+ *
+ * Statistics are two-pass (mean, then mean of squared deviations) in
+ * double, so a large mean never cancels the variance away; the element loop
+ * then runs in the tensor's own float type: y = (x - mean) * a + b with a and
+ * b per channel or per row. float16/bfloat16 go through float32. */
+#include "k_reduce.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* GCC 12 at -O2 vectorizes only loops whose trip count is a known multiple
+ * of the vector width; the row loops here are hot in real models. Without
+ * trapping math it may also if-convert the clamps in front of arithmetic
+ * (carve never reads floating-point exception flags). */
+#pragma GCC optimize("vect-cost-model=dynamic", "no-trapping-math")
+#endif
+
+/* Mean and (population) variance of a contiguous run, in double. */
+#define STATS_IMPL(NAME, T)                                                   \
+    static void NAME(const T *x, size_t n, double *mean, double *var)         \
+    {                                                                         \
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                \
+        size_t j = 0;                                                         \
+        for (; j + 4 <= n; j += 4) {                                          \
+            s0 += x[j];                                                       \
+            s1 += x[j + 1];                                                   \
+            s2 += x[j + 2];                                                   \
+            s3 += x[j + 3];                                                   \
+        }                                                                     \
+        for (; j < n; j++)                                                    \
+            s0 += x[j];                                                       \
+        double m = n ? ((s0 + s1) + (s2 + s3)) / (double)n : NAN;             \
+        s0 = s1 = s2 = s3 = 0;                                                \
+        for (j = 0; j + 4 <= n; j += 4) {                                     \
+            double d0 = x[j] - m, d1 = x[j + 1] - m, d2 = x[j + 2] - m,       \
+                   d3 = x[j + 3] - m;                                         \
+            s0 += d0 * d0;                                                    \
+            s1 += d1 * d1;                                                    \
+            s2 += d2 * d2;                                                    \
+            s3 += d3 * d3;                                                    \
+        }                                                                     \
+        for (; j < n; j++)                                                    \
+            s0 += (x[j] - m) * (x[j] - m);                                    \
+        *mean = m;                                                            \
+        *var = n ? ((s0 + s1) + (s2 + s3)) / (double)n : NAN;                 \
+    }
+
+STATS_IMPL(stats_f32, float)
+STATS_IMPL(stats_f64, double)
+
+/* y[j] = (x[j] - m) * a + b over a contiguous run. The mean is applied as
+ * two parts (its rounding to T and the remainder), so a mean much larger
+ * than the spread loses nothing to its own rounding. */
+#define AFFINE_IMPL(NAME, T)                                                                \
+    static void NAME(const T *x, T *y, size_t n, double m, double a, double b)              \
+    {                                                                                       \
+        T mh = (T)m, ml = (T)(m - mh), at = (T)a, bt = (T)b;                                \
+        for (size_t j = 0; j < n; j++)                                                      \
+            y[j] = ((x[j] - mh) - ml) * at + bt;                                            \
+    }
+
+AFFINE_IMPL(affine_f32, float)
+AFFINE_IMPL(affine_f64, double)
+
+static bool is_std_float(carve_dtype t)
+{
+    return t == CARVE_FLOAT || t == CARVE_DOUBLE || t == CARVE_FLOAT16 || t == CARVE_BFLOAT16;
+}
+
+/* The float tensor a kernel computes on: x itself (float32/double) or a
+ * float32 copy. */
+static cv_val *work_of(const cv_val *x)
+{
+    return x->dtype == CARVE_FLOAT || x->dtype == CARVE_DOUBLE ? cv_val_ref((cv_val *)x) : rd_to_f32(x);
+}
+
+/* Turns the work result back into dtype (consumes yw). */
+static cv_val *result_of(cv_val *yw, carve_dtype dtype)
+{
+    if (!yw || yw->dtype == dtype)
+        return yw;
+    cv_val *y = rd_from_f32(yw, dtype);
+    cv_val_unref(yw);
+    return y;
+}
+
+/* A small parameter tensor as doubles; NULL on NOMEM. */
+static double *params_of(const cv_val *p, size_t n)
+{
+    double *d = cv_malloc((n ? n : 1) * sizeof *d);
+    for (size_t i = 0; d && i < n; i++)
+        d[i] = cv_val_get_f64(p, i);
+    return d;
+}
+
+/* p broadcast (numpy, right-aligned) to dims[0..r), as doubles. false when
+ * it does not broadcast. */
+static bool bcast_params(const cv_val *p, int r, const int64_t *dims, double *dst)
+{
+    if (p->rank > r)
+        return false;
+    for (int i = 0; i < p->rank; i++) {
+        int64_t pd = p->dims[i], od = dims[r - p->rank + i];
+        if (pd != od && pd != 1)
+            return false;
+    }
+    int64_t st[CARVE_MAX_RANK];
+    cv_bcast_strides(p->rank, p->dims, r, dims, st);
+    size_t n = cv_nelem(r, dims);
+    for (size_t i = 0; i < n; i++) {
+        size_t rem = i, off = 0;
+        for (int d = r - 1; d >= 0; d--) {
+            size_t dd = (size_t)dims[d];
+            off += (rem % dd) * (size_t)st[d];
+            rem /= dd;
+        }
+        dst[i] = cv_val_get_f64(p, off);
+    }
+    return true;
+}
+
+static bool float_input(cv_kctx *k, const cv_val *x, const char *name)
+{
+    if (x->kind == CV_VAL_TENSOR && is_std_float(x->dtype))
+        return true;
+    cv_kerr(k, "input 0 '%s' has type %s, which %s does not take", name, carve_dtype_name(x->dtype),
+            k->m->nodes[k->node].op);
+    return false;
+}
+
+static bool check_count(cv_kctx *k, const cv_val *p, uint32_t i, const char *name, size_t want, const char *what)
+{
+    if (p && p->kind == CV_VAL_TENSOR && is_std_float(p->dtype) && p->nelem == want)
+        return true;
+    if (p && p->kind == CV_VAL_TENSOR && !is_std_float(p->dtype))
+        cv_kerr(k, "input %u '%s' has type %s; expected a float type", i, name, carve_dtype_name(p->dtype));
+    else
+        cv_kerr(k, "input %u '%s' has %zu values, expected %zu (%s)", i, name, p ? p->nelem : 0, want, what);
+    return false;
+}
+
+static carve_status ierr(cv_ictx *c, const char *what)
+{
+    const cv_node *n = &c->m->nodes[c->node];
+    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, what);
+}
+
+/* ================================================================ BatchNormalization */
+
+static bool bn_training(cv_kctx *k, uint32_t n_out)
+{
+    if (k->opset >= 14)
+        return cv_attr_i(k->m, k->node, "training_mode", 0) != 0;
+    const cv_node *nd = &k->m->nodes[k->node];
+    for (uint32_t i = 1; i < n_out; i++)
+        if (nd->out[i] != CARVE_NONE)
+            return true;
+    return false;
+}
+
+carve_status k_batchnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    (void)n_in;
+    const cv_val *x = in[0];
+    if (!float_input(k, x, "X"))
+        return CARVE_ERR_INVALID;
+    if (x->rank < 1)
+        return cv_kerr(k, "input 0 'X' is a scalar; it must be (N, C, ...)");
+    bool training = bn_training(k, n_out);
+    if (training && k->opset < 7 && cv_attr_i(k->m, k->node, "is_test", 0))
+        return cv_kerr(k, "attribute 'is_test' is 1 but the node asks for the training outputs");
+    /* before 9, spatial=0 keeps one statistic per (C, D1, ...) element */
+    bool spatial = k->opset >= 9 || cv_attr_i(k->m, k->node, "spatial", 1) != 0;
+    size_t N = (size_t)x->dims[0];
+    size_t C = x->rank < 2 ? 1 : spatial ? (size_t)x->dims[1] : rd_span(x->dims, 1, x->rank);
+    size_t S = x->rank < 2 || !spatial ? 1 : rd_span(x->dims, 2, x->rank);
+    static const char *const names[5] = {"X", "scale", "B", "input_mean", "input_var"};
+    for (uint32_t i = 1; i < 5; i++)
+        if (!check_count(k, in[i], i, names[i], C, "one per channel"))
+            return CARVE_ERR_INVALID;
+    double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
+    double mom = cv_attr_f(k->m, k->node, "momentum", 0.9f);
+    double *sc = params_of(in[1], C), *bi = params_of(in[2], C), *mu = params_of(in[3], C),
+           *va = params_of(in[4], C), *bm = cv_malloc(((C ? C : 1) * 2 + 2 * N) * sizeof(double));
+    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL, *y = NULL;
+    carve_status st = CARVE_OK;
+    if (!sc || !bi || !mu || !va || !bm || !xw || !yw) {
+        st = cv_knomem(k);
+        goto done;
+    }
+    double *bv = bm + C, *pm = bv + C, *pv = pm + N;
+    bool dbl = xw->dtype == CARVE_DOUBLE;
+    if (training) {
+        /* batch statistics over N and the spatial dims: per (n, c) run,
+         * then pooled (equal run sizes) */
+        for (size_t c = 0; c < C; c++) {
+            double s = 0, q = 0;
+            for (size_t n = 0; n < N; n++) {
+                size_t off = (n * C + c) * S;
+                if (dbl)
+                    stats_f64((const double *)xw->data + off, S, &pm[n], &pv[n]);
+                else
+                    stats_f32((const float *)xw->data + off, S, &pm[n], &pv[n]);
+                s += pm[n];
+            }
+            bm[c] = N * S != 0 ? s / (double)N : NAN;
+            for (size_t n = 0; n < N; n++)
+                q += pv[n] + (pm[n] - bm[c]) * (pm[n] - bm[c]);
+            bv[c] = N * S != 0 ? q / (double)N : NAN;
+        }
+    }
+    for (size_t c = 0; c < C; c++) {
+        double m = training ? bm[c] : mu[c], v = training ? bv[c] : va[c];
+        double a = sc[c] / sqrt(v + eps);
+        for (size_t n = 0; n < N; n++) {
+            size_t off = (n * C + c) * S;
+            if (dbl)
+                affine_f64((const double *)xw->data + off, (double *)yw->data + off, S, m, a, bi[c]);
+            else
+                affine_f32((const float *)xw->data + off, (float *)yw->data + off, S, m, a, bi[c]);
+        }
+    }
+    if (!(y = result_of(cv_val_ref(yw), x->dtype))) {
+        st = cv_knomem(k);
+        goto done;
+    }
+    out[0] = y;
+    if (training) {
+        /* 14+: running_mean, running_var; before: mean, var, saved_mean,
+         * saved_var */
+        for (uint32_t i = 1; i < n_out && i < 5; i++) {
+            cv_val *o = cv_val_like(in[i == 1 || i == 3 ? 3 : 4]);
+            if (!o) {
+                st = cv_knomem(k);
+                goto done;
+            }
+            for (size_t c = 0; c < C; c++) {
+                double r = i == 1 ? mu[c] * mom + bm[c] * (1 - mom)
+                         : i == 2 ? va[c] * mom + bv[c] * (1 - mom)
+                         : i == 3 ? bm[c] : bv[c];
+                cv_val_set_f64(o, c, r);
+            }
+            out[i] = o;
+        }
+    }
+done:
+    cv_free(sc);
+    cv_free(bi);
+    cv_free(mu);
+    cv_free(va);
+    cv_free(bm);
+    cv_val_unref(xw);
+    cv_val_unref(yw);
+    return st;
+}
+
+carve_status i_batchnorm(cv_ictx *c)
+{
+    carve_status s = cv_infer_like(c, 0, 0, CARVE_UNDEFINED);
+    const cv_node *nd = &c->m->nodes[c->node];
+    for (uint32_t i = 1; !s && i < nd->n_out && i < 5; i++)
+        s = cv_infer_like(c, i, i == 1 || i == 3 ? 3 : 4, CARVE_UNDEFINED);
+    return s;
+}
+
+/* Inference only: Y = (X - mean) * a + B with a = scale / sqrt(var + eps),
+ * the per-channel parts (a and the shift) computed on C-sized tensors in
+ * float32 at least, then unsqueezed to (C, 1, ..., 1). */
+carve_status d_batchnorm(cv_rw *rw)
+{
+    carve_model *m = rw->m;
+    const cv_node *nd = &m->nodes[rw->node];
+    int64_t opset = carve_model_opset(m, "");
+    if (opset >= 14 && cv_attr_i(m, rw->node, "training_mode", 0))
+        return rd_unsupported(rw, "training_mode=1 (batch statistics) has no decomposition");
+    for (uint32_t i = 1; opset < 14 && i < nd->n_out; i++)
+        if (nd->out[i] != CARVE_NONE)
+            return rd_unsupported(rw, "the training outputs (output %u) have no decomposition", i);
+    carve_value_id x = nd->in[0], y = nd->out[0], p[5];
+    memcpy(p, nd->in, sizeof p);
+    const cv_type *xt = &m->values[x].type;
+    carve_dtype T = xt->dtype;
+    if (!is_std_float(T))
+        return rd_unsupported(rw, "input 0 'X' has type %s", carve_dtype_name(T));
+    bool spatial = opset >= 9 || cv_attr_i(m, rw->node, "spatial", 1) != 0;
+    int rank = xt->kind == CARVE_TYPE_TENSOR ? xt->rank : -1;
+    if (rank < 0)
+        return rd_unsupported(rw, "input 0 'X' has unknown rank");
+    carve_dtype W = T == CARVE_DOUBLE ? CARVE_DOUBLE : CARVE_FLOAT;
+    for (int i = 1; i < 5; i++) {
+        carve_dtype pt = m->values[p[i]].type.dtype;
+        if (pt != W)
+            p[i] = rd_cast(rw, p[i], W, CARVE_NONE);
+    }
+    double eps = cv_attr_f(m, rw->node, "epsilon", 1e-5f);
+    carve_value_id a = rd_binary(rw, "Div", p[1],
+                                 rd_unary(rw, "Sqrt", rd_binary(rw, "Add", p[4], cv_rw_scalar_f(rw, "epsilon", W, eps),
+                                                                CARVE_NONE),
+                                          CARVE_NONE),
+                                 CARVE_NONE);
+    carve_value_id mean = p[3], bias = p[2];
+    if (W != T) {
+        a = rd_cast(rw, a, T, CARVE_NONE);
+        mean = rd_cast(rw, mean, T, CARVE_NONE);
+        bias = rd_cast(rw, bias, T, CARVE_NONE);
+    }
+    if (spatial && rank > 2) {
+        int64_t axes[CARVE_MAX_RANK];
+        for (int i = 0; i < rank - 2; i++)
+            axes[i] = i + 1;
+        a = rd_unsqueeze(rw, a, (size_t)rank - 2, axes);
+        mean = rd_unsqueeze(rw, mean, (size_t)rank - 2, axes);
+        bias = rd_unsqueeze(rw, bias, (size_t)rank - 2, axes);
+    }
+    carve_value_id r = rd_binary(rw, "Add", rd_binary(rw, "Mul", rd_binary(rw, "Sub", x, mean, CARVE_NONE), a,
+                                                      CARVE_NONE),
+                                 bias, y);
+    return r == CARVE_NONE ? rd_failed(rw) : CARVE_OK;
+}
+
+/* ================================================================ InstanceNormalization */
+
+carve_status k_instancenorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    const cv_val *x = in[0];
+    if (!float_input(k, x, "input"))
+        return CARVE_ERR_INVALID;
+    if (x->rank < 2)
+        return cv_kerr(k, "input 0 'input' has rank %d; it must be (N, C, D1, ...)", x->rank);
+    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = rd_span(x->dims, 2, x->rank);
+    if (!check_count(k, in[1], 1, "scale", C, "one per channel") || !check_count(k, in[2], 2, "B", C, "one per channel"))
+        return CARVE_ERR_INVALID;
+    double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
+    double *sc = params_of(in[1], C), *bi = params_of(in[2], C);
+    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
+    if (!sc || !bi || !xw || !yw) {
+        cv_free(sc);
+        cv_free(bi);
+        cv_val_unref(xw);
+        cv_val_unref(yw);
+        return cv_knomem(k);
+    }
+    bool dbl = xw->dtype == CARVE_DOUBLE;
+    for (size_t r = 0; r < N * C; r++) {
+        size_t c = r % C, off = r * S;
+        double mean, var;
+        if (dbl) {
+            stats_f64((const double *)xw->data + off, S, &mean, &var);
+            affine_f64((const double *)xw->data + off, (double *)yw->data + off, S, mean, sc[c] / sqrt(var + eps), bi[c]);
+        } else {
+            stats_f32((const float *)xw->data + off, S, &mean, &var);
+            affine_f32((const float *)xw->data + off, (float *)yw->data + off, S, mean, sc[c] / sqrt(var + eps), bi[c]);
+        }
+    }
+    cv_free(sc);
+    cv_free(bi);
+    cv_val_unref(xw);
+    out[0] = result_of(yw, x->dtype);
+    return out[0] ? CARVE_OK : cv_knomem(k);
+}
+
+/* Normalizes D = X - mean over axes: returns D / sqrt(mean(D*D) + eps). */
+static carve_value_id normalized(cv_rw *rw, carve_value_id x, size_t n_axes, const int64_t *axes, carve_dtype t,
+                                 double eps, carve_value_id mean_out, carve_value_id *std_out)
+{
+    carve_value_id mean = rd_reduce(rw, "ReduceMean", x, n_axes, axes, mean_out);
+    carve_value_id d = rd_binary(rw, "Sub", x, mean, CARVE_NONE);
+    carve_value_id var = rd_reduce(rw, "ReduceMean", rd_binary(rw, "Mul", d, d, CARVE_NONE), n_axes, axes, CARVE_NONE);
+    carve_value_id sd = rd_unary(rw, "Sqrt", rd_binary(rw, "Add", var, cv_rw_scalar_f(rw, "epsilon", t, eps), CARVE_NONE),
+                                 CARVE_NONE);
+    if (std_out)
+        *std_out = sd;
+    return rd_binary(rw, "Div", d, sd, CARVE_NONE);
+}
+
+/* ONNX has no function for it: the statistics over the spatial axes, then
+ * scale and B unsqueezed to (C, 1, ..., 1). */
+carve_status d_instancenorm(cv_rw *rw)
+{
+    carve_model *m = rw->m;
+    const cv_node *nd = &m->nodes[rw->node];
+    carve_value_id x = nd->in[0], s = nd->in[1], b = nd->in[2], y = nd->out[0];
+    const cv_type *xt = &m->values[x].type;
+    if (xt->kind != CARVE_TYPE_TENSOR || xt->rank < 0)
+        return rd_unsupported(rw, "input 0 'input' has unknown rank");
+    if (xt->rank < 3)
+        return rd_unsupported(rw, "input 0 'input' has rank %d; the decomposition needs spatial dims", xt->rank);
+    int rank = xt->rank;
+    int64_t axes[CARVE_MAX_RANK], ones[CARVE_MAX_RANK];
+    for (int i = 2; i < rank; i++) {
+        axes[i - 2] = i;
+        ones[i - 2] = i - 1;
+    }
+    double eps = cv_attr_f(m, rw->node, "epsilon", 1e-5f);
+    carve_value_id nrm = normalized(rw, x, (size_t)rank - 2, axes, xt->dtype, eps, CARVE_NONE, NULL);
+    carve_value_id r = rd_binary(rw, "Add",
+                                 rd_binary(rw, "Mul", nrm, rd_unsqueeze(rw, s, (size_t)rank - 2, ones), CARVE_NONE),
+                                 rd_unsqueeze(rw, b, (size_t)rank - 2, ones), y);
+    return r == CARVE_NONE ? rd_failed(rw) : CARVE_OK;
+}
+
+/* ================================================================ LayerNormalization */
+
+/* Mean and InvStdDev take stash_type (float32 unless set). */
+static carve_dtype ln_stash(const carve_model *m, carve_node_id n)
+{
+    int64_t t = cv_attr_i(m, n, "stash_type", CARVE_FLOAT);
+    return t == CARVE_DOUBLE || t == CARVE_BFLOAT16 || t == CARVE_FLOAT16 ? (carve_dtype)t : CARVE_FLOAT;
+}
+
+#define LN_IMPL(NAME, T, STATS)                                                                     \
+    static void NAME(const T *x, T *y, size_t outer, size_t n, const T *s, const T *b, double eps, \
+                     double *mean, double *inv)                                                     \
+    {                                                                                               \
+        for (size_t o = 0; o < outer; o++) {                                                        \
+            const T *xr = x + o * n;                                                                \
+            T *yr = y + o * n;                                                                      \
+            double mu, var;                                                                         \
+            STATS(xr, n, &mu, &var);                                                                \
+            double iv = 1.0 / sqrt(var + eps);                                                      \
+            mean[o] = mu;                                                                           \
+            inv[o] = iv;                                                                            \
+            T mh = (T)mu, ml = (T)(mu - mh), it = (T)iv;                                            \
+            if (b)                                                                                  \
+                for (size_t j = 0; j < n; j++)                                                      \
+                    yr[j] = ((xr[j] - mh) - ml) * it * s[j] + b[j];                                 \
+            else                                                                                    \
+                for (size_t j = 0; j < n; j++)                                                      \
+                    yr[j] = ((xr[j] - mh) - ml) * it * s[j];                                        \
+        }                                                                                           \
+    }
+
+LN_IMPL(ln_f32, float, stats_f32)
+LN_IMPL(ln_f64, double, stats_f64)
+
+carve_status k_layernorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    const cv_val *x = in[0], *sv = in[1], *bv = n_in > 2 ? in[2] : NULL;
+    if (!float_input(k, x, "X"))
+        return CARVE_ERR_INVALID;
+    int64_t axis = cv_attr_i(k->m, k->node, "axis", -1);
+    int a = rd_axis(axis, x->rank);
+    if (a < 0)
+        return cv_kerr(k, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, x->rank);
+    size_t outer = rd_span(x->dims, 0, a), n = rd_span(x->dims, a, x->rank);
+    double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
+    int nr = x->rank - a;
+    const int64_t *nd = x->dims + a;
+    double *sd = cv_malloc((n ? n : 1) * 2 * sizeof *sd), *stats = cv_malloc((outer ? outer : 1) * 2 * sizeof *stats);
+    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
+    void *sb = NULL;
+    carve_status st = CARVE_OK;
+    if (!sd || !stats || !xw || !yw) {
+        st = cv_knomem(k);
+        goto done;
+    }
+    double *bd = sd + n;
+    if (sv->kind != CV_VAL_TENSOR || !is_std_float(sv->dtype) || !bcast_params(sv, nr, nd, sd)) {
+        st = cv_kerr(k, "input 1 'Scale' (rank %d) does not broadcast to the normalized shape (rank %d, from axis %d)",
+                     sv->rank, nr, a);
+        goto done;
+    }
+    if (bv && (bv->kind != CV_VAL_TENSOR || !is_std_float(bv->dtype) || !bcast_params(bv, nr, nd, bd))) {
+        st = cv_kerr(k, "input 2 'B' (rank %d) does not broadcast to the normalized shape (rank %d, from axis %d)",
+                     bv->rank, nr, a);
+        goto done;
+    }
+    if (xw->dtype == CARVE_DOUBLE) {
+        ln_f64(xw->data, yw->data, outer, n, sd, bv ? bd : NULL, eps, stats, stats + outer);
+    } else {
+        float *sf = sb = cv_malloc((n ? n : 1) * 2 * sizeof *sf);
+        if (!sf) {
+            st = cv_knomem(k);
+            goto done;
+        }
+        for (size_t j = 0; j < n; j++) {
+            sf[j] = (float)sd[j];
+            sf[n + j] = (float)bd[j];
+        }
+        ln_f32(xw->data, yw->data, outer, n, sf, bv ? sf + n : NULL, eps, stats, stats + outer);
+    }
+    if (!(out[0] = result_of(cv_val_ref(yw), x->dtype))) {
+        st = cv_knomem(k);
+        goto done;
+    }
+    /* Mean and InvStdDev: X's dims before axis, 1 after */
+    int64_t sdims[CARVE_MAX_RANK];
+    for (int i = 0; i < x->rank; i++)
+        sdims[i] = i < a ? x->dims[i] : 1;
+    carve_dtype ut = ln_stash(k->m, k->node);
+    for (uint32_t i = 1; i < n_out && i < 3; i++) {
+        cv_val *o = cv_val_new(ut, x->rank, sdims);
+        if (!o) {
+            st = cv_knomem(k);
+            goto done;
+        }
+        for (size_t r = 0; r < outer; r++)
+            cv_val_set_f64(o, r, stats[(i - 1) * outer + r]);
+        out[i] = o;
+    }
+done:
+    cv_free(sd);
+    cv_free(stats);
+    cv_free(sb);
+    cv_val_unref(xw);
+    cv_val_unref(yw);
+    return st;
+}
+
+carve_status i_layernorm(cv_ictx *c)
+{
+    carve_status s = cv_infer_like(c, 0, 0, CARVE_UNDEFINED);
+    const cv_node *nd = &c->m->nodes[c->node];
+    if (s || nd->n_out < 2)
+        return s;
+    const cv_type *t = cv_infer_in(c, 0);
+    carve_dtype ut = ln_stash(c->m, c->node);
+    if (!t || t->kind != CARVE_TYPE_TENSOR || t->rank < 0) {
+        s = cv_infer_set(c, 1, ut, -1, NULL);
+        return s ? s : cv_infer_set(c, 2, ut, -1, NULL);
+    }
+    int64_t axis = cv_attr_i(c->m, c->node, "axis", -1);
+    int a = rd_axis(axis, t->rank);
+    if (a < 0)
+        return ierr(c, "attribute 'axis' is out of range for the input rank");
+    carve_dim d[CARVE_MAX_RANK];
+    for (int i = 0; i < t->rank; i++)
+        d[i] = i < a ? t->dims[i] : (carve_dim){1, NULL};
+    s = cv_infer_set(c, 1, ut, t->rank, d);
+    return s ? s : cv_infer_set(c, 2, ut, t->rank, d);
+}
+
+/* The spec's function body (opset 17) with the rank known: X cast to
+ * stash_type, statistics over axes [axis, rank), the normalized value cast
+ * back to T, then Scale and B broadcast from the right. The variance is the
+ * mean of squared deviations rather than the body's E[X^2] - E[X]^2, which
+ * cancels catastrophically when |mean| >> std (same value otherwise). */
+carve_status d_layernorm(cv_rw *rw)
+{
+    carve_model *m = rw->m;
+    const cv_node *nd = &m->nodes[rw->node];
+    carve_value_id x = nd->in[0], s = nd->in[1], b = nd->n_in > 2 ? nd->in[2] : CARVE_NONE;
+    carve_value_id y = nd->out[0], mean_out = nd->n_out > 1 ? nd->out[1] : CARVE_NONE,
+                   inv_out = nd->n_out > 2 ? nd->out[2] : CARVE_NONE;
+    const cv_type *xt = &m->values[x].type;
+    if (xt->kind != CARVE_TYPE_TENSOR || xt->rank < 0)
+        return rd_unsupported(rw, "input 0 'X' has unknown rank");
+    carve_dtype T = xt->dtype;
+    if (!is_std_float(T))
+        return rd_unsupported(rw, "input 0 'X' has type %s", carve_dtype_name(T));
+    int64_t axis = cv_attr_i(m, rw->node, "axis", -1);
+    int a = rd_axis(axis, xt->rank);
+    if (a < 0)
+        return rd_unsupported(rw, "attribute 'axis' is %lld, out of range for rank %d", (long long)axis, xt->rank);
+    carve_dtype U = ln_stash(m, rw->node);
+    int64_t axes[CARVE_MAX_RANK];
+    size_t na = 0;
+    for (int i = a; i < xt->rank; i++)
+        axes[na++] = i;
+    double eps = cv_attr_f(m, rw->node, "epsilon", 1e-5f);
+    carve_value_id xu = U != T ? rd_cast(rw, x, U, CARVE_NONE) : x, sd = CARVE_NONE;
+    carve_value_id nrm = normalized(rw, xu, na, axes, U, eps, mean_out, &sd);
+    if (U != T)
+        nrm = rd_cast(rw, nrm, T, CARVE_NONE);
+    carve_value_id r = rd_binary(rw, "Mul", nrm, s, b == CARVE_NONE ? y : CARVE_NONE);
+    if (b != CARVE_NONE)
+        r = rd_binary(rw, "Add", r, b, y);
+    if (inv_out != CARVE_NONE && r != CARVE_NONE)
+        r = rd_unary(rw, "Reciprocal", sd, inv_out);
+    return r == CARVE_NONE ? rd_failed(rw) : CARVE_OK;
+}
+
+/* ================================================================ GroupNormalization */
+
+/* Opset 18: scale and bias per group. Opset 21: per channel (and
+ * stash_type, which only sets the precision: carve always computes the
+ * statistics in double). */
+carve_status k_groupnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    const cv_val *x = in[0];
+    if (!float_input(k, x, "X"))
+        return CARVE_ERR_INVALID;
+    if (x->rank < 2)
+        return cv_kerr(k, "input 0 'X' has rank %d; it must be (N, C, D1, ...)", x->rank);
+    int64_t g;
+    if (!carve_node_attr_int(k->m, k->node, "num_groups", &g))
+        return cv_kerr(k, "attribute 'num_groups' is missing");
+    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = rd_span(x->dims, 2, x->rank);
+    if (g <= 0 || C % (uint64_t)g)
+        return cv_kerr(k, "attribute 'num_groups' is %lld; it must divide the %zu channels", (long long)g, C);
+    size_t G = (size_t)g, cg = C / G;
+    bool per_channel = k->opset >= 21;
+    size_t np = per_channel ? C : G;
+    const char *what = per_channel ? "one per channel" : "one per group before opset 21";
+    if (!check_count(k, in[1], 1, "scale", np, what) || !check_count(k, in[2], 2, "bias", np, what))
+        return CARVE_ERR_INVALID;
+    double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
+    double *sc = params_of(in[1], np), *bi = params_of(in[2], np);
+    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
+    if (!sc || !bi || !xw || !yw) {
+        cv_free(sc);
+        cv_free(bi);
+        cv_val_unref(xw);
+        cv_val_unref(yw);
+        return cv_knomem(k);
+    }
+    bool dbl = xw->dtype == CARVE_DOUBLE;
+    for (size_t n = 0; n < N; n++)
+        for (size_t q = 0; q < G; q++) {
+            size_t off = (n * C + q * cg) * S;
+            double mean, var;
+            if (dbl)
+                stats_f64((const double *)xw->data + off, cg * S, &mean, &var);
+            else
+                stats_f32((const float *)xw->data + off, cg * S, &mean, &var);
+            double iv = 1.0 / sqrt(var + eps);
+            for (size_t c = 0; c < cg; c++) {
+                size_t p = per_channel ? q * cg + c : q, o = off + c * S;
+                if (dbl)
+                    affine_f64((const double *)xw->data + o, (double *)yw->data + o, S, mean, iv * sc[p], bi[p]);
+                else
+                    affine_f32((const float *)xw->data + o, (float *)yw->data + o, S, mean, iv * sc[p], bi[p]);
+            }
+        }
+    cv_free(sc);
+    cv_free(bi);
+    cv_val_unref(xw);
+    out[0] = result_of(yw, x->dtype);
+    return out[0] ? CARVE_OK : cv_knomem(k);
+}
+
+/* The spec's function bodies: X reshaped to (N, G, -1), statistics over
+ * the last axis, then (18) scale/bias per group in that view, or (21, in
+ * stash_type) reshaped back and scale/bias per channel. */
+carve_status d_groupnorm(cv_rw *rw)
+{
+    carve_model *m = rw->m;
+    const cv_node *nd = &m->nodes[rw->node];
+    carve_value_id x = nd->in[0], s = nd->in[1], b = nd->in[2], y = nd->out[0];
+    const cv_type *xt = &m->values[x].type;
+    if (xt->kind != CARVE_TYPE_TENSOR || xt->rank < 0)
+        return rd_unsupported(rw, "input 0 'X' has unknown rank");
+    int rank = xt->rank;
+    carve_dtype T = xt->dtype;
+    if (!is_std_float(T) || rank < 2)
+        return rd_unsupported(rw, "input 0 'X' must be a float tensor of rank >= 2");
+    int64_t g;
+    if (!carve_node_attr_int(m, rw->node, "num_groups", &g) || g <= 0)
+        return rd_unsupported(rw, "attribute 'num_groups' is missing or not positive");
+    bool v21 = carve_model_opset(m, "") >= 21;
+    carve_dtype U = T;
+    if (v21) {
+        int64_t st = cv_attr_i(m, rw->node, "stash_type", CARVE_FLOAT);
+        U = st == CARVE_DOUBLE ? CARVE_DOUBLE : CARVE_FLOAT;
+    }
+    /* X's shape: a constant when every dim is known */
+    bool static_shape = true;
+    int64_t xd[CARVE_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        xd[i] = xt->dims[i].value;
+        static_shape = static_shape && xd[i] >= 0;
+    }
+    double eps = cv_attr_f(m, rw->node, "epsilon", 1e-5f);
+    int64_t shape3[3] = {0, g, -1}, last = 2;
+    carve_value_id xu = U != T ? rd_cast(rw, x, U, CARVE_NONE) : x;
+    carve_value_id x3 = rd_reshape(rw, xu, cv_rw_ints(rw, "shape3d", 3, shape3), CARVE_NONE);
+    carve_value_id n3 = normalized(rw, x3, 1, &last, U, eps, CARVE_NONE, NULL);
+    carve_value_id xs = static_shape ? cv_rw_ints(rw, "xshape", (size_t)rank, xd) : rd_unary(rw, "Shape", x, CARVE_NONE);
+    carve_value_id r;
+    if (!v21) {
+        int64_t one = 1;
+        carve_value_id y3 = rd_binary(rw, "Add", rd_binary(rw, "Mul", n3, rd_unsqueeze(rw, s, 1, &one), CARVE_NONE),
+                                      rd_unsqueeze(rw, b, 1, &one), CARVE_NONE);
+        r = rd_reshape(rw, y3, xs, y);
+    } else {
+        carve_value_id nx = rd_reshape(rw, n3, xs, CARVE_NONE);
+        if (U != T)
+            nx = rd_cast(rw, nx, T, CARVE_NONE);
+        if (rank > 2) {
+            int64_t axes[CARVE_MAX_RANK];
+            for (int i = 0; i < rank - 2; i++)
+                axes[i] = i + 1;
+            s = rd_unsqueeze(rw, s, (size_t)rank - 2, axes);
+            b = rd_unsqueeze(rw, b, (size_t)rank - 2, axes);
+        }
+        r = rd_binary(rw, "Add", rd_binary(rw, "Mul", nx, s, CARVE_NONE), b, y);
+    }
+    return r == CARVE_NONE ? rd_failed(rw) : CARVE_OK;
+}
+
+/* ================================================================ MeanVarianceNormalization */
+
+/* (X - mean) / (std + 1e-9) over axes (default [0, 2, 3]), with the
+ * statistics per group of the non-reduced axes. */
+#define MVN_IMPL(NAME, T)                                                                              \
+    static void NAME(const T *x, T *y, int rank, const int64_t *dims, const int64_t *ost, size_t no, \
+                     double *acc)                                                                      \
+    {                                                                                                  \
+        size_t total = cv_nelem(rank, dims);                                                           \
+        double *mean = acc, *var = acc + no, *cnt = acc + 2 * no;                                      \
+        for (int pass = 0; pass < 3; pass++) {                                                         \
+            int64_t idx[CARVE_MAX_RANK] = {0};                                                         \
+            size_t o = 0;                                                                              \
+            for (size_t i = 0; i < total; i++) {                                                       \
+                if (pass == 0) {                                                                       \
+                    mean[o] += x[i];                                                                   \
+                    cnt[o] += 1;                                                                       \
+                } else if (pass == 1) {                                                                \
+                    double d = x[i] - mean[o];                                                         \
+                    var[o] += d * d;                                                                   \
+                } else {                                                                               \
+                    y[i] = (T)((x[i] - mean[o]) * var[o]);                                             \
+                }                                                                                      \
+                for (int d = rank - 1; d >= 0; d--) {                                                  \
+                    o += (size_t)ost[d];                                                               \
+                    if (++idx[d] < dims[d])                                                            \
+                        break;                                                                         \
+                    o -= (size_t)(ost[d] * dims[d]);                                                   \
+                    idx[d] = 0;                                                                        \
+                }                                                                                      \
+            }                                                                                          \
+            if (pass == 0)                                                                             \
+                for (size_t q = 0; q < no; q++)                                                        \
+                    mean[q] = cnt[q] ? mean[q] / cnt[q] : 0;                                           \
+            else if (pass == 1)                                                                        \
+                for (size_t q = 0; q < no; q++)                                                        \
+                    var[q] = 1.0 / (sqrt(cnt[q] ? var[q] / cnt[q] : 0) + 1e-9);                        \
+        }                                                                                              \
+    }
+
+MVN_IMPL(mvn_f32, float)
+MVN_IMPL(mvn_f64, double)
+
+static bool mvn_axes(const carve_model *m, carve_node_id n, int rank, bool *mask, int64_t *bad)
+{
+    static const int64_t dflt[3] = {0, 2, 3};
+    const int64_t *axes = dflt;
+    int na = cv_attr_ints(m, n, "axes", &axes);
+    if (na < 0) {
+        axes = dflt;
+        na = 3;
+    }
+    for (int i = 0; i < rank; i++)
+        mask[i] = false;
+    for (int i = 0; i < na; i++) {
+        int a = rd_axis(axes[i], rank);
+        if (a < 0) {
+            *bad = axes[i];
+            return false;
+        }
+        mask[a] = true;
+    }
+    return true;
+}
+
+carve_status k_mvn(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    const cv_val *x = in[0];
+    if (!float_input(k, x, "X"))
+        return CARVE_ERR_INVALID;
+    bool mask[CARVE_MAX_RANK];
+    int64_t bad = 0;
+    if (!mvn_axes(k->m, k->node, x->rank, mask, &bad))
+        return cv_kerr(k, "attribute 'axes' value %lld is out of range for input rank %d (the default is [0, 2, 3])",
+                       (long long)bad, x->rank);
+    int64_t ost[CARVE_MAX_RANK];
+    size_t no = 1;
+    for (int i = x->rank - 1; i >= 0; i--) {
+        ost[i] = mask[i] ? 0 : (int64_t)no;
+        if (!mask[i])
+            no *= (size_t)x->dims[i];
+    }
+    double *acc = cv_malloc((no ? no : 1) * 3 * sizeof *acc);
+    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
+    if (!acc || !xw || !yw) {
+        cv_free(acc);
+        cv_val_unref(xw);
+        cv_val_unref(yw);
+        return cv_knomem(k);
+    }
+    memset(acc, 0, (no ? no : 1) * 3 * sizeof *acc);
+    if (xw->dtype == CARVE_DOUBLE)
+        mvn_f64(xw->data, yw->data, x->rank, x->dims, ost, no, acc);
+    else
+        mvn_f32(xw->data, yw->data, x->rank, x->dims, ost, no, acc);
+    cv_free(acc);
+    cv_val_unref(xw);
+    out[0] = result_of(yw, x->dtype);
+    return out[0] ? CARVE_OK : cv_knomem(k);
+}
+
+/* The spec's function body (opset 13) with the variance as the mean of
+ * squared deviations (the body's E[X^2] - E[X]^2 can go negative and give
+ * NaN). float16 cannot hold 1e-9: its smallest step stands in. */
+carve_status d_mvn(cv_rw *rw)
+{
+    carve_model *m = rw->m;
+    const cv_node *nd = &m->nodes[rw->node];
+    carve_value_id x = nd->in[0], y = nd->out[0];
+    carve_dtype T = m->values[x].type.dtype;
+    if (!is_std_float(T))
+        return rd_unsupported(rw, "input 0 'X' has type %s", carve_dtype_name(T));
+    static const int64_t dflt[3] = {0, 2, 3};
+    const int64_t *axes = dflt;
+    int na = cv_attr_ints(m, rw->node, "axes", &axes);
+    if (na < 0) {
+        axes = dflt;
+        na = 3;
+    }
+    if (!na)
+        return rd_unsupported(rw, "attribute 'axes' is empty");
+    double eps = T == CARVE_FLOAT16 ? 5.9604644775390625e-8 : 1e-9;
+    carve_value_id mean = rd_reduce(rw, "ReduceMean", x, (size_t)na, axes, CARVE_NONE);
+    carve_value_id d = rd_binary(rw, "Sub", x, mean, CARVE_NONE);
+    carve_value_id var = rd_reduce(rw, "ReduceMean", rd_binary(rw, "Mul", d, d, CARVE_NONE), (size_t)na, axes,
+                                   CARVE_NONE);
+    carve_value_id sd = rd_binary(rw, "Add", rd_unary(rw, "Sqrt", var, CARVE_NONE),
+                                  cv_rw_scalar_f(rw, "epsilon", T, eps), CARVE_NONE);
+    carve_value_id r = rd_binary(rw, "Div", d, sd, y);
+    return r == CARVE_NONE ? rd_failed(rw) : CARVE_OK;
+}
+
+/* ================================================================ LRN */
+
+#define LRN_IMPL(NAME, T)                                                                            \
+    static void NAME(const T *x, T *y, size_t N, size_t C, size_t S, int64_t size, double alpha,    \
+                     double beta, double bias, double *sq)                                           \
+    {                                                                                                \
+        int64_t lo_off = (size - 1) / 2, hi_off = size / 2; /* floor and ceil of (size-1)/2 */       \
+        double k = alpha / (double)size;                                                             \
+        for (size_t n = 0; n < N; n++)                                                               \
+            for (size_t c = 0; c < C; c++) {                                                         \
+                int64_t lo = (int64_t)c - lo_off, hi = (int64_t)c + hi_off;                          \
+                if (lo < 0)                                                                          \
+                    lo = 0;                                                                          \
+                if (hi > (int64_t)C - 1)                                                             \
+                    hi = (int64_t)C - 1;                                                             \
+                for (size_t s = 0; s < S; s++)                                                       \
+                    sq[s] = 0;                                                                       \
+                for (int64_t i = lo; i <= hi; i++) {                                                 \
+                    const T *r = x + (n * C + (size_t)i) * S;                                        \
+                    for (size_t s = 0; s < S; s++)                                                   \
+                        sq[s] += (double)r[s] * r[s];                                                \
+                }                                                                                    \
+                const T *xr = x + (n * C + c) * S;                                                   \
+                T *yr = y + (n * C + c) * S;                                                         \
+                for (size_t s = 0; s < S; s++)                                                       \
+                    yr[s] = (T)(xr[s] / pow(bias + k * sq[s], beta));                                \
+            }                                                                                        \
+    }
+
+LRN_IMPL(lrn_f32, float)
+LRN_IMPL(lrn_f64, double)
+
+carve_status k_lrn(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    const cv_val *x = in[0];
+    if (!float_input(k, x, "X"))
+        return CARVE_ERR_INVALID;
+    if (x->rank < 2)
+        return cv_kerr(k, "input 0 'X' has rank %d; it must be (N, C, D1, ...)", x->rank);
+    int64_t size;
+    if (!carve_node_attr_int(k->m, k->node, "size", &size) || size < 1)
+        return cv_kerr(k, "attribute 'size' is missing or below 1");
+    double alpha = cv_attr_f(k->m, k->node, "alpha", 1e-4f), beta = cv_attr_f(k->m, k->node, "beta", 0.75f),
+           bias = cv_attr_f(k->m, k->node, "bias", 1.0f);
+    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = rd_span(x->dims, 2, x->rank);
+    double *sq = cv_malloc((S ? S : 1) * sizeof *sq);
+    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
+    if (!sq || !xw || !yw) {
+        cv_free(sq);
+        cv_val_unref(xw);
+        cv_val_unref(yw);
+        return cv_knomem(k);
+    }
+    if (xw->dtype == CARVE_DOUBLE)
+        lrn_f64(xw->data, yw->data, N, C, S, size, alpha, beta, bias, sq);
+    else
+        lrn_f32(xw->data, yw->data, N, C, S, size, alpha, beta, bias, sq);
+    cv_free(sq);
+    cv_val_unref(xw);
+    out[0] = result_of(yw, x->dtype);
+    return out[0] ? CARVE_OK : cv_knomem(k);
+}

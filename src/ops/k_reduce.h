@@ -1,0 +1,42 @@
+/* k_reduce.h: helpers shared by the reduce family's files (k_reduce.c,
+ * k_norm.c): axis handling, float16/bfloat16 staging through float32, and
+ * decomposition pieces that follow the model's opset (Reduce* axes and
+ * Unsqueeze axes moved from attribute to input over the versions). */
+#ifndef CARVE_K_REDUCE_H
+#define CARVE_K_REDUCE_H
+
+#include "ops.h"
+
+/* axis in [-rank, rank) mapped to [0, rank); -1 when out of range. */
+int rd_axis(int64_t axis, int rank);
+/* Product of dims[from, to). */
+size_t rd_span(const int64_t *dims, int from, int to);
+/* Name of input/output i of the node, for error texts. */
+const char *rd_in_name(cv_kctx *k, uint32_t i);
+
+/* A float32 copy of a float16/bfloat16/float32 tensor with tight loops
+ * (other dtypes go through cv_val_to_f32), and the way back with round to
+ * nearest even. NULL on NOMEM. */
+cv_val *rd_to_f32(const cv_val *v);
+cv_val *rd_from_f32(const cv_val *f, carve_dtype dtype);
+
+/* Decomposition pieces with one output. Any input CARVE_NONE (an earlier
+ * piece failed) makes them return CARVE_NONE without adding anything, so a
+ * decomposition checks only its last values. out == CARVE_NONE makes a fresh
+ * value. */
+carve_value_id rd_unary(cv_rw *rw, const char *op, carve_value_id a, carve_value_id out);
+carve_value_id rd_binary(cv_rw *rw, const char *op, carve_value_id a, carve_value_id b, carve_value_id out);
+/* Reduce* with keepdims=1 over axes, as attribute or input as the opset
+ * wants (ReduceSum: input from 13; the others: from 18). */
+carve_value_id rd_reduce(cv_rw *rw, const char *op, carve_value_id x, size_t n_axes, const int64_t *axes,
+                         carve_value_id out);
+/* Unsqueeze (axes attribute before 13, input after). */
+carve_value_id rd_unsqueeze(cv_rw *rw, carve_value_id x, size_t n_axes, const int64_t *axes);
+carve_value_id rd_reshape(cv_rw *rw, carve_value_id x, carve_value_id shape, carve_value_id out);
+carve_value_id rd_cast(cv_rw *rw, carve_value_id x, carve_dtype to, carve_value_id out);
+/* Status to return when a value built with the helpers above is CARVE_NONE. */
+carve_status rd_failed(cv_rw *rw);
+/* Reports an unsupported node in a decomposition. */
+carve_status rd_unsupported(cv_rw *rw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif /* CARVE_K_REDUCE_H */
