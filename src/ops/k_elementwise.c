@@ -845,9 +845,9 @@ static void pow_run(void *vc, const size_t *off, size_t yo, size_t n, const int 
                 ((int64_t *)c->y->data)[iy] = cv_x86_i64(r);
             }
         } else if (t == CARVE_FLOAT16) {
-            ((uint16_t *)c->y->data)[iy] = cv_ew_f64_to_f16(r);
+            ((uint16_t *)c->y->data)[iy] = cv_f64_to_f16(r);
         } else if (t == CARVE_BFLOAT16) {
-            ((uint16_t *)c->y->data)[iy] = cv_ew_f64_to_bf16(r);
+            ((uint16_t *)c->y->data)[iy] = cv_f64_to_bf16(r);
         } else if (t == CARVE_FLOAT) {
             ((float *)c->y->data)[iy] = (float)r;
         } else {
