@@ -358,6 +358,67 @@ carve_status carve_target_load_file(carve_ctx *ctx, const char *path, carve_targ
 void carve_target_free(carve_target *t);
 const char *carve_target_name(const carve_target *t);
 
+/* ---------------------------------------------------------------- folding */
+
+/* Why folding left an op that reads only constants as an op. The names
+ * (carve_fold_guard_name) are part of the report's format. */
+typedef enum carve_fold_guard {
+    CARVE_GUARD_IMPURE = 0,   /* "impure": random ops, anything the op table marks impure */
+    CARVE_GUARD_NON_TENSOR,   /* "non_tensor": results that are sequences or optionals */
+    CARVE_GUARD_BLOW_UP,      /* "blow_up": output > 2x its constant inputs' bytes and > max_bytes */
+    CARVE_GUARD_QUANT_WEIGHT, /* "quantized_weight": DequantizeLinear of a quantized weight */
+    CARVE_GUARD_CONTROL_FLOW, /* "control_flow": Loop, Scan, an If whose condition is not constant */
+    CARVE_GUARD_COUNT
+} carve_fold_guard;
+
+const char *carve_fold_guard_name(carve_fold_guard g);
+
+typedef struct carve_fold_opts {
+    /* The blow-up guard: a result of more than max_bytes bytes that is also
+     * more than twice the bytes of its constant inputs stays an op. 0 means
+     * 1 MiB (1048576). The factor two is fixed. */
+    size_t max_bytes;
+} carve_fold_opts;
+
+/* What carve_fold did. Node counts are over all graphs (subgraphs
+ * included). Constant bytes are those of initializers and Constant nodes:
+ * bytes_before + bytes_added - bytes_removed == bytes_after. */
+typedef struct carve_fold_stats {
+    uint32_t nodes_before, nodes_after;
+    uint32_t folded;        /* nodes computed at compile time (Constant nodes included):
+                             * their outputs are initializers now */
+    uint32_t removed;       /* nodes gone otherwise: dead, no-ops, fused, an If with a
+                             * constant condition and its untaken branch, layout ops
+                             * moved onto quantized weights */
+    uint32_t if_inlined;    /* Ifs replaced by the branch their constant condition takes */
+    uint32_t layout_moved;  /* layout ops after a weight's DequantizeLinear applied to the
+                             * integer weight instead */
+    uint32_t bn_fused;      /* BatchNormalizations folded into a Conv or Gemm */
+    uint32_t gemm_fused;    /* MatMul + Add pairs made one Gemm */
+    uint32_t inits_removed; /* initializers nothing reads any more */
+    uint32_t inits_deduped; /* initializers equal to another one, now read from it */
+    uint64_t bytes_before, bytes_after, bytes_added, bytes_removed;
+    uint32_t refused[CARVE_GUARD_COUNT]; /* nodes each guard kept from folding */
+} carve_fold_stats;
+
+/* Folds m in place: initializers, Constant nodes and everything computable
+ * from them alone (Shape and Size of statically known shapes included)
+ * become initializers, computed with carve's reference kernels, in If, Loop
+ * and Scan bodies too; an If with a constant condition is replaced by the
+ * branch it takes; a shape known but for one dim makes a Reshape's shape a
+ * constant with -1. Ops that compute nothing (Identity, a Cast to the same
+ * type, a Mul by ones...) go. BatchNormalization after a Conv or Gemm with
+ * constant float weights is folded into them, MatMul + Add of a constant
+ * bias becomes Gemm, layout ops after a quantized weight's DequantizeLinear
+ * are applied to the integer weight; dead nodes and unused initializers go
+ * and equal initializers are stored once. Random ops, sequences, the
+ * DequantizeLinear of a quantized weight, Loop and Scan, and results over
+ * max_bytes that more than double their inputs are never folded
+ * (docs/folding.md). Nodes that survive keep their names; graph outputs keep
+ * their names. opts may be NULL (defaults); stats may be NULL. The model
+ * verifies afterwards; on error it should be discarded. */
+carve_status carve_fold(carve_model *m, const carve_fold_opts *opts, carve_fold_stats *stats);
+
 /* ---------------------------------------------------------------- lowering */
 
 typedef struct carve_lower_opts {
@@ -374,12 +435,17 @@ typedef struct carve_lower_opts {
     /* Legalizations to leave out (tests prove each one matters):
      * bit 0 int64->int32, bit 1 uint8 cast via int32, bit 2 Slice clamp. */
     uint32_t disable_legalize;
+    /* Skip constant folding (carve_fold), which otherwise runs first. */
+    bool no_fold;
+    /* carve_fold_opts.max_bytes for that folding (0: 1 MiB). */
+    size_t fold_max_bytes;
 } carve_lower_opts;
 
 /* What lowering did: where each node of the input model went and why. */
 typedef struct carve_report carve_report;
 
-/* Lowers m in place for target t: capability checks, minimal valid
+/* Lowers m in place for target t: constant folding (carve_fold, unless
+ * opts->no_fold), capability checks, minimal valid
  * partitioning, the target's rules applied to the real partitions to a fixed
  * point (kept-whole ops delegated whole or decomposed on CPU), each partition
  * replaced by an ai.carve Delegate node carrying its legalized body. The

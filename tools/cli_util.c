@@ -182,6 +182,27 @@ void cli_inputs_free(cli_inputs *ci)
     ci->n_ins = ci->n_dims = 0;
 }
 
+bool cli_parse_bytes(const char *s, size_t *out)
+{
+    char *e;
+    if (!*s || *s == '-')
+        return false;
+    unsigned long long x = strtoull(s, &e, 10);
+    unsigned shift = 0;
+    if (*e == 'k' || *e == 'K')
+        shift = 10;
+    else if (*e == 'M')
+        shift = 20;
+    else if (*e == 'G')
+        shift = 30;
+    if (shift)
+        e++;
+    if (e == s || *e || x > (SIZE_MAX >> shift))
+        return false;
+    *out = (size_t)x << shift;
+    return true;
+}
+
 char **cli_split_list(const char *s, size_t *n)
 {
     size_t cap = 1;

@@ -53,6 +53,14 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
             cli_usage_error(cmd, "--no-legalize: '%s' is not int64, uint8-cast or slice-clamp", val);
             return -1;
         }
+    } else if (!strcmp(a, "--no-fold")) {
+        cl->opts.no_fold = true;
+    } else if (!strcmp(a, "--fold-max-bytes")) {
+        NEED("a size in bytes");
+        if (!cli_parse_bytes(val, &cl->opts.fold_max_bytes)) {
+            cli_usage_error(cmd, "--fold-max-bytes: '%s' is not a size in bytes", val);
+            return -1;
+        }
     } else {
         return 0;
     }
@@ -128,4 +136,7 @@ const char *cli_lower_help =
     "  --dim NAME=VALUE        fix symbolic dim NAME (NPUs compile for static shapes)\n"
     "  --min-partition-nodes N send partitions of fewer than N nodes to CPU\n"
     "  --no-legalize WHAT      leave out a legalization (int64, uint8-cast, slice-clamp):\n"
-    "                          for testing that it matters\n";
+    "                          for testing that it matters\n"
+    "  --no-fold               skip constant folding (docs/folding.md), which runs first\n"
+    "  --fold-max-bytes N      folding keeps an op whose result is over N bytes and over twice\n"
+    "                          its constant inputs (default 1048576; k, M, G suffixes)\n";

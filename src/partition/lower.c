@@ -311,7 +311,7 @@ static carve_status fold(cv_lower *lw)
 {
     carve_model *m = lw->m;
     double t0 = now_ms();
-    carve_fold_opts fo = {lw->o->fold_max_bytes};
+    carve_fold_opts fo = {lw->o ? lw->o->fold_max_bytes : 0};
     carve_status st = cv_fold_run(m, &fo, &lw->fold, &lw->fates);
     if (st)
         return st;

@@ -16,4 +16,113 @@ typedef struct cv_infer_opts {
  * Symbolic dims stay symbolic; a contradiction is an error naming the node. */
 carve_status cv_infer_model(carve_model *m, const cv_infer_opts *opts);
 
+/* ================================================================ fold.c */
+
+/* carve_fold() is public; lowering calls cv_fold_run() to learn what became
+ * of each node. fold.c has the driver, the shared state and the constant
+ * folding itself (values, guards, If with a constant condition); the
+ * rewrites that are folding in disguise have a file each (below). */
+
+typedef enum cv_fate {
+    CV_FATE_KEPT = 0, /* still a node (or made by folding: see `from`) */
+    CV_FATE_FOLDED,   /* computed at compile time: its outputs are initializers */
+    CV_FATE_REMOVED   /* gone otherwise: dead, fused, inlined; `why` says which */
+} cv_fate;
+
+typedef struct cv_fold_node {
+    cv_fate fate;
+    const char *why;      /* REMOVED: for the report (model arena) */
+    carve_node_id into;   /* REMOVED into another node (fused, merged), or CARVE_NONE */
+    carve_node_id from;   /* a node folding made: the node it was made from, or CARVE_NONE */
+    int8_t guard;         /* the carve_fold_guard that kept it an op (counted once), or -1 */
+} cv_fold_node;
+
+typedef struct cv_fold {
+    carve_model *m;
+    size_t max_bytes;
+    carve_fold_stats st;
+    cv_fold_node *nodes;  /* by node id, grown with m->n_nodes */
+    uint32_t cap;
+    cv_val **known;       /* by value id: compile-time values (fold.c) */
+    cv_val **partial;     /* by value id: shape tensors known but for some dims (fold.c) */
+    uint32_t n_known;
+    uint32_t *uses;       /* by value id: node inputs, subgraph captures, graph outputs */
+    uint8_t *is_out;      /* by value id: an output of some graph */
+    uint32_t n_uses;
+} cv_fold;
+
+/* Runs every folding pass. *fates (may be NULL) receives the fate of each
+ * node id, m->n_nodes of them afterwards (cv_malloc'd; the caller frees). */
+carve_status cv_fold_run(carve_model *m, const carve_fold_opts *opts, carve_fold_stats *stats,
+                         cv_fold_node **fates);
+
+/* Helpers the fold files share. */
+bool cv_fold_grow(cv_fold *f);
+/* Live graphs (reachable from the main graph through live nodes), parents
+ * before children. */
+bool cv_fold_graphs(const carve_model *m, cv_ids *out);
+/* Recounts f->uses and f->is_out over the live graphs. */
+carve_status cv_fold_count_uses(cv_fold *f);
+/* Takes node n out of its graph with every node of its subgraphs, and
+ * records its fate; the subgraphs' nodes are REMOVED with the same why. */
+void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into, const char *why);
+/* A new initializer of graph g named base (made unique in g's scope),
+ * counted as added bytes. CARVE_NONE on error (set on the context). */
+carve_value_id cv_fold_new_init(cv_fold *f, carve_graph_id g, const char *base, carve_dtype dtype, int rank,
+                                const int64_t *dims, const void *data, size_t nbytes);
+/* Makes node n write value v as its output j (v's old producer loses it);
+ * the value n wrote there before is orphaned (out of its graph's scope). */
+void cv_fold_rebind_output(cv_fold *f, carve_node_id n, uint32_t j, carve_value_id v);
+/* The initializer data of v when v is a compile-time constant of the model
+ * (an initializer that is not a graph input), else NULL. */
+const cv_tensor *cv_fold_const(const carve_model *m, carve_value_id v);
+/* Replaces reads of `from` by `to` in the nodes of graph g and its
+ * subgraphs (and in those subgraphs' outputs when `outputs`). */
+void cv_fold_replace_reads(carve_model *m, carve_graph_id g, carve_value_id from, carve_value_id to, bool outputs);
+/* Sets input i of node n, growing its input list when i is past its end. */
+bool cv_fold_set_input(carve_model *m, carve_node_id n, uint32_t i, carve_value_id v);
+/* Runs node n's reference kernel on in[] (no interpreter: not for control
+ * ops). A failing kernel leaves no error on the context. */
+carve_status cv_fold_kernel(carve_model *m, carve_node_id n, cv_val **in, uint32_t n_in, cv_val **out,
+                            uint32_t n_out);
+
+/* Constant folding of every live graph, subgraphs first. */
+carve_status cv_fold_constants(cv_fold *f);
+
+/* ================================================================ noop.c */
+
+/* Removes ops that compute nothing: Identity, Dropout in inference, Cast to
+ * the type its input has, Mul/Div by ones and Add/Sub of zeros that leave
+ * the shape, Slice over the whole range, Transpose by the identity, Reshape
+ * to the static shape its input has. Readers read the input instead; when
+ * the output is a graph output, the input's producer writes it instead (or
+ * the op stays). */
+carve_status cv_fold_noop(cv_fold *f);
+
+/* ================================================================ fold_qdq.c */
+
+/* Transpose, Reshape, Squeeze, Unsqueeze and Flatten after the
+ * DequantizeLinear of a constant quantized weight are applied to the integer
+ * weight (and to blocked scales and zero points), and the DequantizeLinear's
+ * axis follows, so the weight keeps its per-tensor, per-axis or blocked
+ * encoding. Refused (left alone) when the quantization axis has no image
+ * through the op. */
+carve_status cv_fold_qdq(cv_fold *f);
+
+/* ================================================================ fuse.c */
+
+/* BatchNormalization (inference) after a Conv or Gemm with constant float
+ * weights folded into the weights and bias; MatMul + Add of a constant bias
+ * made one Gemm where the shapes allow (2-D operands, bias broadcastable
+ * one way to the product). */
+carve_status cv_fold_fuse(cv_fold *f);
+
+/* ================================================================ dce.c */
+
+/* Removes nodes nothing reads (repeatedly), then initializers nothing reads. */
+carve_status cv_fold_dce(cv_fold *f);
+/* Makes every initializer equal (dtype, shape, bytes) to one visible from it
+ * read that one instead; graph outputs keep their own. */
+carve_status cv_fold_dedupe(cv_fold *f);
+
 #endif

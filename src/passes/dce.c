@@ -1,0 +1,200 @@
+/* dce.c: what folding leaves behind goes.
+ *
+ * Dead nodes: a node none of whose outputs is read (by a node, a subgraph or
+ * as a graph output) is removed, repeatedly, so whole dead chains go; ONNX
+ * ops have no side effects. Unused initializers go after them.
+ *
+ * Deduplication: initializers with the same dtype, shape and bytes are
+ * stored once. Each reader of a duplicate reads the first equal initializer
+ * of its own graph or an enclosing one (so outer constants serve their
+ * subgraphs). Graph outputs keep their own values: main-graph outputs keep
+ * their names, and onnxruntime refuses a subgraph output that is an outer
+ * value. */
+#include "passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const dead_why = "dead: nothing reads its outputs";
+
+static bool is_dead(const cv_fold *f, const cv_node *n)
+{
+    for (uint32_t j = 0; j < n->n_out; j++)
+        if (n->out[j] != CARVE_NONE && (f->uses[n->out[j]] || f->is_out[n->out[j]]))
+            return false;
+    return true;
+}
+
+static carve_status dead_nodes(cv_fold *f, bool *changed)
+{
+    carve_model *m = f->m;
+    carve_status s = cv_fold_count_uses(f);
+    cv_ids gs = {0};
+    if (!s && !cv_fold_graphs(m, &gs))
+        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+    /* children first, each graph from its end: a dead chain goes in one
+     * sweep (reads from inside a dropped subgraph are recounted next sweep) */
+    for (uint32_t k = gs.n; k-- > 0 && !s;) {
+        cv_graph *gr = &m->graphs[gs.v[k]];
+        for (uint32_t i = gr->nodes.n; i-- > 0;) {
+            if (i >= gr->nodes.n)
+                continue;
+            carve_node_id id = gr->nodes.v[i];
+            const cv_node *n = &m->nodes[id];
+            if (!is_dead(f, n))
+                continue;
+            for (uint32_t j = 0; j < n->n_in; j++)
+                if (n->in[j] != CARVE_NONE && f->uses[n->in[j]])
+                    f->uses[n->in[j]]--;
+            cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, dead_why);
+            *changed = true;
+        }
+    }
+    cv_ids_free(&gs);
+    return s;
+}
+
+static carve_status unused_inits(cv_fold *f)
+{
+    carve_model *m = f->m;
+    carve_status s = cv_fold_count_uses(f);
+    cv_ids gs = {0};
+    if (!s && !cv_fold_graphs(m, &gs))
+        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+    for (uint32_t k = 0; k < gs.n && !s; k++) {
+        cv_graph *gr = &m->graphs[gs.v[k]];
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < gr->inits.n; i++) {
+            carve_value_id v = gr->inits.v[i];
+            cv_value *x = &m->values[v];
+            if (x->is_input || f->uses[v] || f->is_out[v]) {
+                gr->inits.v[keep++] = v;
+                continue;
+            }
+            f->st.bytes_removed += x->init->dtype == CARVE_STRING ? 0 : x->init->nbytes;
+            f->st.inits_removed++;
+            if (cv_strmap_get(&gr->scope, x->name) == v)
+                cv_strmap_del(&gr->scope, x->name);
+        }
+        gr->inits.n = keep;
+    }
+    cv_ids_free(&gs);
+    return s;
+}
+
+carve_status cv_fold_dce(cv_fold *f)
+{
+    bool changed = true;
+    carve_status s = CARVE_OK;
+    while (changed && !s) {
+        changed = false;
+        s = dead_nodes(f, &changed);
+    }
+    return s ? s : unused_inits(f);
+}
+
+/* ---------------------------------------------------------------- deduplication */
+
+typedef struct {
+    uint64_t hash;
+    uint32_t order; /* pre-order of graphs, then initializer order */
+    carve_value_id v;
+} dkey;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const dkey *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static bool same_tensor(const cv_tensor *a, const cv_tensor *b)
+{
+    return a->dtype == b->dtype && a->rank == b->rank && a->nbytes == b->nbytes &&
+           (!a->rank || !memcmp(a->dims, b->dims, (size_t)a->rank * sizeof *a->dims)) &&
+           (!a->nbytes || a->data == b->data || !memcmp(a->data, b->data, a->nbytes));
+}
+
+carve_status cv_fold_dedupe(cv_fold *f)
+{
+    carve_model *m = f->m;
+    carve_status s = cv_fold_count_uses(f);
+    if (s)
+        return s;
+    cv_ids gs = {0};
+    dkey *keys = NULL;
+    uint8_t *gone = NULL;
+    uint32_t n = 0, cap = 0;
+    if (!cv_fold_graphs(m, &gs))
+        goto nomem;
+    for (uint32_t k = 0; k < gs.n; k++) {
+        const cv_graph *gr = &m->graphs[gs.v[k]];
+        for (uint32_t i = 0; i < gr->inits.n; i++) {
+            carve_value_id v = gr->inits.v[i];
+            const cv_value *x = &m->values[v];
+            if (x->is_input || f->is_out[v] || x->init->dtype == CARVE_STRING || (x->init->nbytes && !x->init->data))
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                dkey *p = cv_realloc(keys, (size_t)cap * sizeof *p);
+                if (!p)
+                    goto nomem;
+                keys = p;
+            }
+            const cv_tensor *t = x->init;
+            uint64_t h = cv_hash_bytes(t->dims, (size_t)t->rank * sizeof *t->dims, (uint64_t)t->dtype * 31 + (uint64_t)t->rank);
+            h = cv_hash_bytes(t->data, t->nbytes, h);
+            keys[n] = (dkey){h, n, v};
+            n++;
+        }
+    }
+    gone = cv_malloc((size_t)m->n_values + 1);
+    if (!gone)
+        goto nomem;
+    memset(gone, 0, (size_t)m->n_values + 1);
+    if (n)
+        qsort(keys, n, sizeof *keys, cmp_key);
+    for (uint32_t lo = 0, hi; lo < n; lo = hi) {
+        for (hi = lo + 1; hi < n && keys[hi].hash == keys[lo].hash; hi++)
+            ;
+        for (uint32_t i = lo + 1; i < hi; i++) {
+            carve_value_id d = keys[i].v;
+            const cv_value *dx = &m->values[d];
+            for (uint32_t j = lo; j < i; j++) {
+                carve_value_id c = keys[j].v;
+                const cv_value *cx = &m->values[c];
+                if (gone[c] || !cv_graph_encloses(m, cx->graph, dx->graph) || !same_tensor(cx->init, dx->init))
+                    continue;
+                cv_fold_replace_reads(m, dx->graph, d, c, false);
+                gone[d] = 1;
+                f->st.inits_deduped++;
+                f->st.bytes_removed += dx->init->nbytes;
+                break;
+            }
+        }
+    }
+    for (uint32_t k = 0; k < gs.n; k++) {
+        cv_graph *gr = &m->graphs[gs.v[k]];
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < gr->inits.n; i++) {
+            carve_value_id v = gr->inits.v[i];
+            if (!gone[v]) {
+                gr->inits.v[keep++] = v;
+                continue;
+            }
+            if (cv_strmap_get(&gr->scope, m->values[v].name) == v)
+                cv_strmap_del(&gr->scope, m->values[v].name);
+        }
+        gr->inits.n = keep;
+    }
+    cv_free(gone);
+    cv_free(keys);
+    cv_ids_free(&gs);
+    return CARVE_OK;
+nomem:
+    cv_free(gone);
+    cv_free(keys);
+    cv_ids_free(&gs);
+    return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+}

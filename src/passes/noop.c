@@ -1,0 +1,243 @@
+/* noop.c: ops that compute nothing go.
+ *
+ * Exporters leave such ops behind (an Identity before every graph output, a
+ * Cast to the type the value has, a Mul by a constant one, a Slice over the
+ * whole range); folding leaves more (a Mul by a scale that folded to ones).
+ * Each is decided from constants and inferred types only:
+ *   Identity; Dropout in inference with its mask unread; Cast to its input's
+ *   type; Mul or Div by ones and Add or Sub of zeros whose broadcast leaves
+ *   the shape; Slice whose every range covers its axis; Transpose by the
+ *   identity permutation; Reshape to the static shape its input has.
+ * Readers of the output read the input instead. A graph output keeps its
+ * name: the input's producer writes it instead when nothing else reads the
+ * input, otherwise the op stays (onnxruntime refuses a subgraph output that
+ * is an outer value, so that is never made). */
+#include "passes.h"
+
+#include <string.h>
+
+static bool is_op(const cv_node *n, const char *op) { return !*n->domain && !strcmp(n->op, op); }
+
+static const cv_type *tensor_type(const carve_model *m, carve_value_id v)
+{
+    const cv_type *t = v == CARVE_NONE ? NULL : &m->values[v].type;
+    return t && t->kind == CARVE_TYPE_TENSOR && t->rank >= 0 && t->dtype ? t : NULL;
+}
+
+/* Is constant c, every element equal to e, with a broadcast that leaves x's
+ * shape as it is? */
+static bool neutral(const carve_model *m, carve_value_id x, carve_value_id cv, double e)
+{
+    const cv_tensor *c = cv_fold_const(m, cv);
+    const cv_type *xt = tensor_type(m, x);
+    if (!c || !xt || c->dtype != xt->dtype || c->dtype == CARVE_STRING || c->rank > xt->rank ||
+        (c->nelem && !c->data))
+        return false;
+    for (int k = 1; k <= c->rank; k++) {
+        int64_t cd = c->dims[c->rank - k], xd = xt->dims[xt->rank - k].value;
+        if (cd != 1 && cd != xd)
+            return false;
+    }
+    cv_val *v = cv_val_from_tensor(c);
+    bool all = v != NULL;
+    for (size_t i = 0; all && i < v->nelem; i++)
+        all = cv_val_get_f64(v, i) == e;
+    cv_val_unref(v);
+    return all;
+}
+
+/* The ints of constant v (at most n), or -1. */
+static int const_ints(const carve_model *m, carve_value_id v, int64_t *out, int n)
+{
+    const cv_tensor *t = cv_fold_const(m, v);
+    if (!t || (t->dtype != CARVE_INT64 && t->dtype != CARVE_INT32) || t->rank > 1 || t->nelem > (size_t)n)
+        return -1;
+    cv_val *x = cv_val_from_tensor(t);
+    if (!x)
+        return -1;
+    for (size_t i = 0; i < x->nelem; i++)
+        out[i] = cv_val_get_i64(x, i);
+    cv_val_unref(x);
+    return (int)t->nelem;
+}
+
+/* Does the Slice take every element? Each range must start at the first
+ * element and reach past the last with step 1 (by the static dim, or by
+ * ends that no dim reaches). */
+static bool full_slice(const carve_model *m, carve_node_id id)
+{
+    const cv_node *n = &m->nodes[id];
+    const cv_type *xt = tensor_type(m, n->in[0]);
+    if (!xt)
+        return false;
+    int64_t starts[CARVE_MAX_RANK], ends[CARVE_MAX_RANK], axes[CARVE_MAX_RANK], steps[CARVE_MAX_RANK];
+    int ns, ne, na, nst = -1;
+    if (carve_model_opset(m, "") < 10) {
+        const int64_t *p;
+        ns = cv_attr_ints(m, id, "starts", &p);
+        if (ns < 0 || ns > CARVE_MAX_RANK)
+            return false;
+        if (ns)
+            memcpy(starts, p, (size_t)ns * sizeof *p);
+        ne = cv_attr_ints(m, id, "ends", &p);
+        if (ne != ns)
+            return false;
+        if (ne)
+            memcpy(ends, p, (size_t)ne * sizeof *p);
+        na = cv_attr_ints(m, id, "axes", &p);
+        if (na > 0 && na <= CARVE_MAX_RANK)
+            memcpy(axes, p, (size_t)na * sizeof *p);
+    } else {
+        ns = const_ints(m, n->in[1], starts, CARVE_MAX_RANK);
+        ne = n->n_in > 2 ? const_ints(m, n->in[2], ends, CARVE_MAX_RANK) : -1;
+        na = n->n_in > 3 && n->in[3] != CARVE_NONE ? const_ints(m, n->in[3], axes, CARVE_MAX_RANK) : -2;
+        nst = n->n_in > 4 && n->in[4] != CARVE_NONE ? const_ints(m, n->in[4], steps, CARVE_MAX_RANK) : -2;
+        if (ns < 0 || ne != ns || na == -1 || nst == -1 || (nst >= 0 && nst != ns))
+            return false;
+        na = na == -2 ? -1 : na;
+    }
+    if (na >= 0 && na != ns)
+        return false;
+    for (int i = 0; i < ns; i++) {
+        int64_t axis = na >= 0 ? axes[i] : i;
+        if (axis < 0)
+            axis += xt->rank;
+        if (axis < 0 || axis >= xt->rank)
+            return false;
+        int64_t dim = xt->dims[axis].value;
+        if ((nst >= 0 && steps[i] != 1) || (starts[i] != 0 && !(dim >= 0 && starts[i] <= -dim)))
+            return false;
+        if (!(ends[i] >= ((int64_t)1 << 31) - 1 || (dim >= 0 && ends[i] >= dim)))
+            return false;
+    }
+    return true;
+}
+
+/* Which input node id passes through unchanged, or -1; *what says why. */
+static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
+{
+    const carve_model *m = f->m;
+    const cv_node *n = &m->nodes[id];
+    int64_t opset = carve_model_opset(m, "");
+    if (n->n_in < 1 || n->in[0] == CARVE_NONE || n->n_out < 1 || n->out[0] == CARVE_NONE)
+        return -1;
+    for (uint32_t j = 1; j < n->n_out; j++)
+        if (n->out[j] != CARVE_NONE && (f->uses[n->out[j]] || f->is_out[n->out[j]]))
+            return -1;
+    const cv_type *xt = tensor_type(m, n->in[0]);
+    if (is_op(n, "Identity")) {
+        *what = "an Identity";
+        return 0;
+    }
+    if (is_op(n, "Dropout")) {
+        bool inference = opset >= 12 ? n->n_in < 3 || n->in[2] == CARVE_NONE : opset >= 7 || cv_attr_i(m, id, "is_test", 0);
+        if (opset >= 12 && !inference) {
+            const cv_tensor *t = cv_fold_const(m, n->in[2]);
+            cv_val *v = t ? cv_val_from_tensor(t) : NULL;
+            inference = v && v->nelem == 1 && cv_val_get_f64(v, 0) == 0;
+            cv_val_unref(v);
+        }
+        *what = "a Dropout in inference";
+        return inference ? 0 : -1;
+    }
+    if (is_op(n, "Cast")) {
+        *what = "a Cast to the type its input has";
+        return xt && cv_attr_i(m, id, "to", 0) == xt->dtype ? 0 : -1;
+    }
+    if (n->n_in == 2 && (is_op(n, "Mul") || is_op(n, "Add"))) {
+        bool mul = is_op(n, "Mul");
+        *what = mul ? "a Mul by ones" : "an Add of zeros";
+        if (neutral(m, n->in[0], n->in[1], mul ? 1 : 0))
+            return 0;
+        return neutral(m, n->in[1], n->in[0], mul ? 1 : 0) ? 1 : -1;
+    }
+    if (n->n_in == 2 && (is_op(n, "Div") || is_op(n, "Sub"))) {
+        bool div = is_op(n, "Div");
+        *what = div ? "a Div by ones" : "a Sub of zeros";
+        return neutral(m, n->in[0], n->in[1], div ? 1 : 0) ? 0 : -1;
+    }
+    if (is_op(n, "Slice")) {
+        *what = "a Slice over the whole range";
+        return full_slice(m, id) ? 0 : -1;
+    }
+    if (is_op(n, "Transpose")) {
+        const int64_t *p;
+        int cnt = cv_attr_ints(m, id, "perm", &p);
+        bool same = cnt >= 0 || (xt && xt->rank <= 1);
+        for (int i = 0; cnt >= 0 && i < cnt; i++)
+            same = same && p[i] == i;
+        *what = "a Transpose by the identity";
+        return same ? 0 : -1;
+    }
+    if (is_op(n, "Reshape") && opset >= 5 && n->n_in == 2 && xt) {
+        int64_t s[CARVE_MAX_RANK];
+        int cnt = const_ints(m, n->in[1], s, CARVE_MAX_RANK);
+        bool same = cnt == xt->rank;
+        for (int i = 0; same && i < cnt; i++)
+            same = xt->dims[i].value >= 0 && s[i] == xt->dims[i].value;
+        *what = "a Reshape to the shape its input has";
+        return same ? 0 : -1;
+    }
+    return -1;
+}
+
+static carve_status sweep(cv_fold *f, bool *changed)
+{
+    carve_model *m = f->m;
+    carve_status s = cv_fold_count_uses(f);
+    cv_ids gs = {0};
+    if (!s && !cv_fold_graphs(m, &gs))
+        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+    for (uint32_t k = 0; k < gs.n && !s; k++) {
+        cv_ids nodes = {0};
+        const cv_graph *gr = &m->graphs[gs.v[k]];
+        for (uint32_t i = 0; i < gr->nodes.n && !s; i++)
+            if (!cv_ids_push(&nodes, gr->nodes.v[i]))
+                s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+        for (uint32_t i = 0; i < nodes.n && !s; i++) {
+            carve_node_id id = nodes.v[i];
+            const char *what = NULL;
+            if (m->nodes[id].dead)
+                continue;
+            int k_in = passes_through(f, id, &what);
+            if (k_in < 0)
+                continue;
+            const cv_node *n = &m->nodes[id];
+            carve_value_id x = n->in[k_in], y = n->out[0];
+            const cv_type *xt = tensor_type(m, x), *yt = tensor_type(m, y);
+            if (xt && yt && xt->dtype != yt->dtype)
+                continue; /* a type the model declares differently: leave it */
+            if (!f->is_out[y]) {
+                cv_fold_replace_reads(m, n->graph, y, x, false);
+                f->uses[x] += f->uses[y];
+                f->uses[y] = 0;
+            } else {
+                carve_node_id p = m->values[x].producer;
+                if (p == CARVE_NONE || m->nodes[p].graph != n->graph || f->uses[x] != 1 || f->is_out[x])
+                    continue;
+                cv_fold_rebind_output(f, p, m->values[x].out_index, y);
+            }
+            f->uses[x]--;
+            const char *why = cv_arena_printf(&m->arena, "%s: it computes nothing", what);
+            if (!why)
+                s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+            else
+                cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, why);
+            *changed = true;
+        }
+        cv_ids_free(&nodes);
+    }
+    cv_ids_free(&gs);
+    return s;
+}
+
+carve_status cv_fold_noop(cv_fold *f)
+{
+    bool changed = true;
+    carve_status s = CARVE_OK;
+    for (int round = 0; changed && !s && round < 8; round++) {
+        changed = false;
+        s = sweep(f, &changed);
+    }
+    return s;
+}
