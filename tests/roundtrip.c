@@ -1,6 +1,7 @@
 /* roundtrip.c: for each model given, checks that import -> verify -> export
  * -> re-import gives the same IR dump, and that exporting twice gives the
- * same bytes. Prints one line per model and a closing "N passed, N failed". */
+ * same bytes. Prints one line per model (failures only with -q) and a closing
+ * "N passed, N failed"; fails when given no model at all. */
 #define _DEFAULT_SOURCE
 #include "carve.h"
 
@@ -82,5 +83,9 @@ int main(int argc, char **argv)
         }
     }
     printf("%d passed, %d failed\n", pass, fail);
+    if (pass + fail == 0) {
+        printf("no model given: nothing was checked\n");
+        return 1;
+    }
     return fail ? 1 : 0;
 }

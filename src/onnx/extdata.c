@@ -30,53 +30,53 @@ static bool climbs(const char *loc)
 
 carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *location,
                             uint64_t offset, uint64_t length, bool has_length, size_t want,
-                            const char *tensor, const void **out)
+                            const char *what, const void **out)
 {
     carve_ctx *ctx = m->ctx;
     if (!base_dir)
         return cv_error(ctx, CARVE_ERR_ARG,
-                        "tensor '%s' has external data '%s' but the model was loaded from memory "
+                        "%s has external data '%s' but the model was loaded from memory "
                         "without a base folder (set carve_load_opts.base_dir)",
-                        tensor, location ? location : "");
+                        what, location ? location : "");
     if (!location || !*location)
-        return cv_error(ctx, CARVE_ERR_INVALID, "tensor '%s': external data has no location", tensor);
+        return cv_error(ctx, CARVE_ERR_INVALID, "%s: external data has no location", what);
     if (location[0] == '/' || climbs(location))
         return cv_error(ctx, CARVE_ERR_INVALID,
-                        "tensor '%s': external data location '%s' leaves the model's folder", tensor,
+                        "%s: external data location '%s' leaves the model's folder", what,
                         location);
     char base_real[PATH_MAX], file_real[PATH_MAX], joined[PATH_MAX];
     if (!realpath(base_dir, base_real))
-        return cv_error(ctx, CARVE_ERR_IO, "tensor '%s': base folder '%s': %s", tensor, base_dir,
+        return cv_error(ctx, CARVE_ERR_IO, "%s: base folder '%s': %s", what, base_dir,
                         strerror(errno));
     if ((size_t)snprintf(joined, sizeof joined, "%s/%s", base_real, location) >= sizeof joined)
-        return cv_error(ctx, CARVE_ERR_INVALID, "tensor '%s': external data path is too long", tensor);
+        return cv_error(ctx, CARVE_ERR_INVALID, "%s: external data path is too long", what);
     if (!realpath(joined, file_real))
-        return cv_error(ctx, CARVE_ERR_IO, "tensor '%s': external data '%s': %s", tensor, location,
+        return cv_error(ctx, CARVE_ERR_IO, "%s: external data '%s': %s", what, location,
                         strerror(errno));
     size_t bl = strlen(base_real);
     if (strncmp(file_real, base_real, bl) != 0 || (file_real[bl] != '/' && bl != 1))
         return cv_error(ctx, CARVE_ERR_INVALID,
-                        "tensor '%s': external data location '%s' resolves outside the model's folder",
-                        tensor, location);
+                        "%s: external data location '%s' resolves outside the model's folder",
+                        what, location);
     if (has_length && length != want)
         return cv_error(ctx, CARVE_ERR_INVALID,
-                        "tensor '%s': external data length is %llu bytes but its shape needs %zu", tensor,
+                        "%s: external data length is %llu bytes but its shape needs %zu", what,
                         (unsigned long long)length, want);
     int fd = open(file_real, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return cv_error(ctx, CARVE_ERR_IO, "tensor '%s': cannot open external data '%s': %s", tensor,
+        return cv_error(ctx, CARVE_ERR_IO, "%s: cannot open external data '%s': %s", what,
                         location, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return cv_error(ctx, CARVE_ERR_INVALID, "tensor '%s': external data '%s' is not a regular file",
-                        tensor, location);
+        return cv_error(ctx, CARVE_ERR_INVALID, "%s: external data '%s' is not a regular file",
+                        what, location);
     }
     if (offset > (uint64_t)st.st_size || want > (uint64_t)st.st_size - offset) {
         close(fd);
         return cv_error(ctx, CARVE_ERR_INVALID,
-                        "tensor '%s': external data '%s' has %lld bytes, too few for %zu at offset %llu",
-                        tensor, location, (long long)st.st_size, want, (unsigned long long)offset);
+                        "%s: external data '%s' has %lld bytes, too few for %zu at offset %llu",
+                        what, location, (long long)st.st_size, want, (unsigned long long)offset);
     }
     if (want == 0) {
         close(fd);
@@ -89,7 +89,7 @@ carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *lo
     void *addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, (off_t)aligned);
     close(fd);
     if (addr == MAP_FAILED)
-        return cv_error(ctx, CARVE_ERR_IO, "tensor '%s': cannot map external data '%s': %s", tensor,
+        return cv_error(ctx, CARVE_ERR_IO, "%s: cannot map external data '%s': %s", what,
                         location, strerror(errno));
     cv_mapping *maps = cv_realloc(m->maps, (m->n_maps + 1) * sizeof *maps);
     if (!maps) {

@@ -57,6 +57,26 @@ static bool raw_unknown(imp *im, cv_raw *r, const ProtobufCMessage *msg)
     return true;
 }
 
+/* Adds the unknown fields of one more description of a value (input,
+ * output, value_info), leaving out those it already has from another one.
+ * Export writes a value's fields in each place that describes it, so a value
+ * described twice (an output listed twice) must not collect them twice, or
+ * a re-import would not give the same IR. */
+static bool raw_merge(imp *im, cv_raw *r, const ProtobufCMessage *msg)
+{
+    uint32_t before = r->n;
+    for (unsigned i = 0; i < msg->n_unknown_fields; i++) {
+        const ProtobufCMessageUnknownField *u = &msg->unknown_fields[i];
+        bool seen = false;
+        for (uint32_t j = 0; j < before && !seen; j++)
+            seen = r->f[j].tag == u->tag && r->f[j].wire_type == u->wire_type && r->f[j].len == u->len &&
+                   !memcmp(r->f[j].data, u->data, u->len);
+        if (!seen && !raw_add(im, r, u->tag, (uint8_t)u->wire_type, u->data, u->len))
+            return false;
+    }
+    return true;
+}
+
 /* A known submessage that carve keeps opaque: serialized and stored as a raw
  * length-delimited field, written back verbatim. */
 static bool raw_message(imp *im, cv_raw *r, uint32_t tag, const ProtobufCMessage *msg)
@@ -306,7 +326,7 @@ static carve_status apply_value_info(imp *im, carve_value_id v, const Onnx__Valu
     }
     if (vi->doc_string && *vi->doc_string)
         x->doc = str(im, vi->doc_string);
-    if (!raw_unknown(im, &x->raw, &vi->base))
+    if (!raw_merge(im, &x->raw, &vi->base))
         return nomem(im);
     return CARVE_OK;
 }
@@ -644,16 +664,23 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
     const char *who = source ? source : "model";
     if (size == 0)
         return cv_error(ctx, CARVE_ERR_PARSE, "%s: empty input, not an ONNX model", who);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&cv_pb_allocator, size, data);
-    if (!mp) {
-        char why[700];
-        if (cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
-            snprintf(why, sizeof why, "protobuf decoding failed");
+    /* The wire walk comes first: it says where bytes are broken, and it
+     * refuses what protobuf-c lets through but cannot be written back (a
+     * field number 0 in a multi-byte key). */
+    char why[700];
+    if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
         return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
-    }
+    bool oom = false;
+    ProtobufCAllocator pa = cv_pb_allocator;
+    pa.allocator_data = &oom;
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
+    if (!mp && oom)
+        return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size);
+    if (!mp)
+        return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: protobuf decoding failed", who);
     carve_model *m = carve_model_new(ctx);
     if (!m) {
-        onnx__model_proto__free_unpacked(mp, &cv_pb_allocator);
+        onnx__model_proto__free_unpacked(mp, &pa);
         return CARVE_ERR_NOMEM;
     }
     /* carve_model_new made an empty main graph; import fills it. */
@@ -661,7 +688,7 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
     if (source)
         m->source_path = cv_arena_strdup(&m->arena, source);
     carve_status s = import_model(&im, mp);
-    onnx__model_proto__free_unpacked(mp, &cv_pb_allocator);
+    onnx__model_proto__free_unpacked(mp, &pa);
     if (s) {
         /* Keep the message: model free must not overwrite it. */
         carve_model_free(m);

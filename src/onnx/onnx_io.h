@@ -16,16 +16,18 @@ bool cv_wire_check(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor 
 /* Writes v as a protobuf varint (at most 10 bytes); returns its length. */
 size_t cv_varint_put(uint8_t *out, uint64_t v);
 
-/* protobuf-c allocator on top of carve's allocator hook. */
+/* protobuf-c allocator on top of carve's allocator hook. A copy whose
+ * allocator_data points to a bool sets it when an allocation fails. */
 extern ProtobufCAllocator cv_pb_allocator;
 
 /* ================================================================ extdata.c */
 
 /* Maps `length` bytes at `offset` of file `location` (relative to base_dir)
- * into memory. Refuses locations that leave base_dir. */
+ * into memory. Refuses locations that leave base_dir. `what` names the
+ * tensor in messages ("graph 'main': initializer 'w'"). */
 carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *location,
                             uint64_t offset, uint64_t length, bool has_length, size_t want,
-                            const char *tensor, const void **out);
+                            const char *what, const void **out);
 
 /* ================================================================ import.c */
 /* carve_model_load_file() / carve_model_load_memory() are public. */

@@ -4,7 +4,15 @@
 
 #include <string.h>
 
-static void *pb_alloc(void *u, size_t n) { (void)u; return cv_malloc(n); }
+/* allocator_data, when set, points to a bool that records a failed
+ * allocation: protobuf-c reports it only as a failed unpack. */
+static void *pb_alloc(void *u, size_t n)
+{
+    void *p = cv_malloc(n);
+    if (!p && u)
+        *(bool *)u = true;
+    return p;
+}
 static void pb_free(void *u, void *p) { (void)u; cv_free(p); }
 ProtobufCAllocator cv_pb_allocator = {pb_alloc, pb_free, NULL};
 

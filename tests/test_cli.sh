@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# test_cli.sh: tests of the carve command-line tool, one case_<name>
+# function per CTest (cli.<name>):
+#
+#   bash tests/test_cli.sh CASE CARVE EXAMPLE_ONNX CHECK_INSPECT_JSON
+#
+# Each case runs carve and asserts on its exit status and on the text it
+# prints: 0 success, 1 a problem with the model or the request, 2 a usage
+# error.
+set -euo pipefail
+
+CASE=$1 CARVE=$2 EXAMPLE=$3 CHECK_JSON=$4
+T=$(mktemp -d "${TMPDIR:-/tmp}/carve-cli-XXXXXX")
+trap 'rm -rf "$T"' EXIT
+failures=0
+
+# run ARGS...: runs carve; sets $rc, stdout in $T/out, stderr in $T/err.
+run() {
+  printf '$ carve %s\n' "$*"
+  set +e
+  "$CARVE" "$@" >"$T/out" 2>"$T/err"
+  rc=$?
+  set -e
+}
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout"; cat "$T/out"; echo "--- stderr"; cat "$T/err"; echo "---"
+  failures=$((failures + 1))
+}
+expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
+# Fixed strings, so names with dots or brackets need no escaping.
+expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"; }
+expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"; }
+expect_out_re() { grep -qE -- "$1" "$T/out" || fail "no stdout line matches: $1"; }
+expect_no_out() { [ ! -s "$T/out" ] || fail "stdout should be empty"; }
+expect_no_err() { [ ! -s "$T/err" ] || fail "stderr should be empty"; }
+
+case_help() {
+  for flag in --help -h help; do
+    run "$flag"
+    expect_rc 0
+    expect_out "usage: carve COMMAND [OPTIONS] MODEL"
+    expect_out "inspect"
+    expect_out "Exit status: 0 success, 1 a problem with the model or the request, 2 a usage error."
+    expect_no_err
+  done
+}
+
+case_no_arguments_is_usage_error() {
+  run
+  expect_rc 2
+  expect_err "usage: carve COMMAND"
+  expect_no_out
+}
+
+case_version() {
+  run --version
+  expect_rc 0
+  expect_out_re '^carve [0-9]+\.[0-9]+\.[0-9]+$'
+  expect_no_err
+}
+
+case_unknown_command() {
+  run frobnicate model.onnx
+  expect_rc 2
+  expect_err "carve: unknown command 'frobnicate'"
+  expect_err "usage: carve COMMAND"
+  expect_no_out
+}
+
+case_inspect_help() {
+  run inspect --help
+  expect_rc 0
+  expect_out "usage: carve inspect [--nodes] [--json] MODEL"
+  expect_out "--nodes"
+  expect_out "--json"
+  expect_no_err
+}
+
+case_inspect_usage_errors() {
+  run inspect
+  expect_rc 2
+  expect_err "carve inspect: no model given"
+  expect_err "Try 'carve inspect --help'."
+  run inspect --bogus "$EXAMPLE"
+  expect_rc 2
+  expect_err "carve inspect: unknown option '--bogus'"
+  run inspect "$EXAMPLE" "$EXAMPLE"
+  expect_rc 2
+  expect_err "one model at a time"
+}
+
+case_missing_file() {
+  run inspect "$T/no-such-model.onnx"
+  expect_rc 1
+  expect_err "carve: $T/no-such-model.onnx: No such file or directory"
+  expect_no_out
+}
+
+case_unreadable_paths() {
+  run inspect "$T"
+  expect_rc 1
+  expect_err "$T: not a regular file"
+  if [ "$(id -u)" -ne 0 ]; then # root reads anything
+    printf 'x' > "$T/secret.onnx"
+    chmod 000 "$T/secret.onnx"
+    run inspect "$T/secret.onnx"
+    expect_rc 1
+    expect_err "Permission denied"
+  fi
+}
+
+case_bad_model() {
+  printf 'this is not an ONNX model\n' > "$T/text.onnx"
+  run inspect "$T/text.onnx"
+  expect_rc 1
+  expect_err "carve: $T/text.onnx: not a valid ONNX model:"
+  expect_no_out
+  : > "$T/empty.onnx"
+  run inspect "$T/empty.onnx"
+  expect_rc 1
+  expect_err "$T/empty.onnx: empty input, not an ONNX model"
+  head -c 1000 "$EXAMPLE" > "$T/truncated.onnx"
+  run inspect "$T/truncated.onnx"
+  expect_rc 1
+  expect_err "not a valid ONNX model"
+  expect_err "runs past the end"
+}
+
+case_inspect_example() {
+  run inspect "$EXAMPLE"
+  expect_rc 0
+  expect_no_err
+  expect_out "ir_version: 8"
+  expect_out "opsets: ai.onnx=17"
+  expect_out "  x: float32[1,3,16,16]"
+  expect_out "  y: float32[1,16]"
+  expect_out "  y_bf16: float32[1,16]"
+  expect_out "initializers: 10 (1744 bytes)"
+  expect_out "nodes: 14 in 1 graph"
+  local op n
+  while read -r op n; do
+    expect_out_re "^  $op +$n\$"
+  done <<'COUNTS'
+Add 2
+Cast 2
+Concat 1
+Conv 1
+Gemm 1
+GlobalAveragePool 1
+HardSwish 1
+LayerNormalization 1
+Mul 1
+Relu 1
+Reshape 1
+Softmax 1
+COUNTS
+  # Ops are listed by count, then by name.
+  [ "$(grep -E '^  [A-Za-z]+ +[0-9]+$' "$T/out" | head -n 2 | awk '{print $1}' | paste -sd,)" = "Add,Cast" ] ||
+    fail "op counts are not sorted by count then name"
+}
+
+case_inspect_example_nodes() {
+  run inspect --nodes "$EXAMPLE"
+  expect_rc 0
+  expect_out "node list (carve name: op(inputs) -> outputs):"
+  expect_out "  conv: Conv(x, conv.w, conv.b) -> conv.out"
+  expect_out "  softmax: Softmax(logits) -> y"
+  expect_out "  from_bf16: Cast(y.bf16) -> y_bf16"
+  [ "$(grep -cE '^  [^ ]+: [A-Za-z.]+\(.*\) -> ' "$T/out")" -eq 14 ] || fail "expected 14 node lines"
+}
+
+case_inspect_example_json() {
+  run inspect --json --nodes "$EXAMPLE"
+  expect_rc 0
+  expect_no_err
+  cp "$T/out" "$T/example.json"
+  "$CHECK_JSON" "$EXAMPLE" "$T/example.json" || fail "check_inspect_json rejects the JSON"
+  expect_out_re '"node_count":[[:space:]]*14,'
+  expect_out_re '"Conv":[[:space:]]*1'
+  expect_out_re '"Add":[[:space:]]*2'
+  run inspect --json "$EXAMPLE"
+  expect_rc 0
+  expect_out_re '"node_count":[[:space:]]*14,'
+  if grep -q '"nodes"' "$T/out"; then fail "--json without --nodes lists nodes"; fi
+}
+
+declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
+"case_$CASE"
+if [ "$failures" -ne 0 ]; then
+  echo "cli.$CASE: $failures check(s) failed"
+  exit 1
+fi
+echo "cli.$CASE: ok"
