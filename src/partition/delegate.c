@@ -80,7 +80,8 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
             if (v == CARVE_NONE || cv_value_is_const(m, v) || d->stamp[v] == tag)
                 continue;
             carve_node_id p = m->values[v].producer;
-            if (p != CARVE_NONE && m->nodes[p].graph == d->g && lw->ln[p].part == lp->index)
+            /* nodes past lw->cap are Delegates made for earlier partitions */
+            if (p != CARVE_NONE && p < lw->cap && m->nodes[p].graph == d->g && lw->ln[p].part == lp->index)
                 continue; /* made inside */
             d->stamp[v] = tag;
             if (!cv_ids_push(&lp->inputs, v))
