@@ -500,7 +500,7 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
         char what[300];
         snprintf(what, sizeof what, "graph '%s': initializer '%s'", gname, tp->name ? tp->name : "");
         carve_value_id v;
-        cv_tensor *t;
+        cv_tensor *t = NULL;
         if ((s = define(im, g, tp->name, what, &v)) || (s = tensor_from_proto(im, tp, what, &t)))
             return s;
         cv_value *x = &M->values[v];

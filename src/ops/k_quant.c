@@ -239,7 +239,7 @@ static uint8_t f8enc_put(const f8enc *e, float v, bool saturate)
 bool nn_requant(cv_val *y, const double *r, const cv_val *zp)
 {
     size_t n = y->nelem;
-    int32_t lo, hi;
+    int32_t lo = 0, hi = 0;
     if (nn_qrange(y->dtype, &lo, &hi)) {
         int32_t z = zp && zp->nelem ? (int32_t)cv_val_get_i64(zp, 0) : 0;
         int32_t *q = cv_malloc((n ? n : 1) * sizeof *q);
@@ -356,7 +356,7 @@ carve_status k_quantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
     cv_val *xf = nn_f32(x), *sf = nn_f32(sc), *y = cv_val_new(yt, x->rank, x->dims);
     double *zd = zp ? nn_decode(zp) : NULL;
     int32_t *qv = NULL;
-    int32_t lo, hi;
+    int32_t lo = 0, hi = 0;
     bool isint = nn_qrange(yt, &lo, &hi);
     if (isint)
         qv = cv_malloc((x->nelem ? x->nelem : 1) * sizeof *qv);

@@ -502,7 +502,7 @@ static bool parse_tensor_type(carve_model *m, pb_span tt, elem_type *e)
         }
         carve_dim d = {-1, NULL};
         pb_span ds = f.bytes;
-        pb_field g;
+        pb_field g = {0};
         while (pb_next(&ds, &g)) {
             if (g.field == 1 && g.wire == 0 && (int64_t)g.varint >= 0)
                 d.value = (int64_t)g.varint;

@@ -142,7 +142,7 @@ static carve_status copy_graph(copier *c, carve_graph_id sg, carve_graph_id dg)
     carve_model *d = c->dst;
     const cv_graph *g = &s->graphs[sg];
     carve_status st;
-    carve_value_id nv;
+    carve_value_id nv = 0;
     for (uint32_t i = 0; i < g->inputs.n; i++) {
         if ((st = copy_value(c, dg, g->inputs.v[i], s->values[g->inputs.v[i]].name, &nv)))
             return st;

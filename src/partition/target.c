@@ -202,7 +202,7 @@ static bool parse(pctx *p, const cJSON *root, carve_target *t)
         return perr(p, "expected a JSON object");
     if (!check_keys(p, root, known_top, ""))
         return false;
-    int sv;
+    int sv = 0;
     const cJSON *svj = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
     if (!svj)
         return perr(p, "schema_version: missing");

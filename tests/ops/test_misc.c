@@ -284,7 +284,7 @@ static void check_resize_case(const rcase *rc, const char *label)
     for (int i = 0; i < na; i++)
         ax[i] = rc->axes ? (int)(rc->axes[i] < 0 ? rc->axes[i] + rank : rc->axes[i]) : i;
     /* expected geometry */
-    long in[6], out[6];
+    long in[6] = {0}, out[6] = {0};
     double scale[6], len[6], r0[6], r1[6];
     for (int d = 0; d < rank; d++) {
         in[d] = out[d] = (long)rc->shape[d];
