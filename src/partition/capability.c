@@ -21,6 +21,7 @@ static const char *const codes[CV_R_COUNT] = {
     [CV_R_CONTROL_FLOW] = "control_flow",
     [CV_R_INT64_RANGE] = "int64_range",
     [CV_R_DEQUANTIZED] = "dequantized_input",
+    [CV_R_NODE_UNIT] = "node_unit",
     [CV_R_NO_RUNTIME_INPUT] = "no_runtime_input",
     [CV_R_SMALL_PARTITION] = "small_partition",
 };
@@ -46,8 +47,7 @@ static const cv_op_rule *rule_for(const cv_target_op *to, int64_t opset)
     return NULL;
 }
 
-/* The int64 constant input's value, when it is one. */
-static const cv_tensor *const_tensor(const carve_model *m, carve_value_id v)
+const cv_tensor *cv_const_tensor(const carve_model *m, carve_value_id v)
 {
     const cv_value *x = &m->values[v];
     if (x->init && !x->is_input)
@@ -217,7 +217,7 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
         for (uint32_t i = 0; i < n->n_in; i++) {
             if (n->in[i] == CARVE_NONE || m->values[n->in[i]].type.dtype != CARVE_INT64)
                 continue;
-            const cv_tensor *ct = const_tensor(m, n->in[i]);
+            const cv_tensor *ct = cv_const_tensor(m, n->in[i]);
             if (!ct || int64_in_range(ct))
                 continue;
             if (slice && (i == 1 || i == 2) && t->lg_clamp_slice)

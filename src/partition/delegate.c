@@ -173,7 +173,9 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     if ((st = carve_node_set_attr_string(m, dn, "target", lw->t->name)) ||
         (st = carve_node_set_attr_graph(m, dn, "body", body)))
         return st;
-    return cv_legalize_body(lw, dn, body);
+    if ((st = cv_legalize_body(lw, dn, body)))
+        return st;
+    return cv_delegate_encodings(lw, lp, body);
 }
 
 carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)

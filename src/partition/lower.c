@@ -80,6 +80,35 @@ static bool node_reads(const carve_model *m, carve_node_id id, cv_ids *out)
     return true;
 }
 
+/* A QDQ node unit is placed as one: when one of its nodes cannot be
+ * delegated, the others go to CPU with it (reason node_unit, naming it). */
+static bool unit_verdicts(cv_lower *lw, carve_graph_id g, const uint32_t *unit_of, uint32_t n_units, uint8_t *sup)
+{
+    carve_model *m = lw->m;
+    const cv_graph *gr = &m->graphs[g];
+    uint32_t *first_cpu = cv_malloc(((size_t)n_units + 1) * sizeof *first_cpu); /* by unit: its first CPU node */
+    if (!first_cpu)
+        return false;
+    for (uint32_t u = 0; u < n_units; u++)
+        first_cpu[u] = CARVE_NONE;
+    for (uint32_t i = 0; i < gr->nodes.n; i++)
+        if (!sup[i] && first_cpu[unit_of[i]] == CARVE_NONE)
+            first_cpu[unit_of[i]] = i;
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        uint32_t f = first_cpu[unit_of[i]];
+        if (!sup[i] || f == CARVE_NONE)
+            continue;
+        carve_node_id fid = gr->nodes.v[f];
+        cv_lnode *l = &lw->ln[gr->nodes.v[i]];
+        sup[i] = 0;
+        l->reason = CV_R_NODE_UNIT;
+        l->msg = cv_arena_printf(&m->arena, "its QDQ node unit goes to CPU with '%s' (%s): %s", m->nodes[fid].name,
+                                 m->nodes[fid].op, cv_reason_code(lw->ln[fid].reason));
+    }
+    cv_free(first_cpu);
+    return !cv_model_nomem(m);
+}
+
 /* Partitions graph g for this round: verdicts, levels, refusals. */
 static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
 {
@@ -92,7 +121,7 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     uint32_t *pred_start = cv_malloc(((size_t)n + 1) * sizeof *pred_start);
     uint8_t *sup = cv_malloc(n), *rr = cv_malloc(n);
     uint32_t *part = cv_malloc((size_t)n * sizeof *part);
-    uint32_t *psize = NULL;
+    uint32_t *psize = NULL, *unit_of = NULL;
     uint8_t *prun = NULL;
     cv_ids preds = {0}, reads = {0};
     carve_status st = CARVE_OK;
@@ -134,9 +163,22 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         }
     }
     pred_start[n] = preds.n;
+    uint32_t n_units = n;
+    if (lw->t->qdq_units) {
+        if (!(unit_of = cv_malloc(((size_t)n + 1) * sizeof *unit_of))) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+            goto done;
+        }
+        if ((st = cv_qdq_units(m, g, unit_of, &n_units)))
+            goto done;
+        if (n_units < n && !unit_verdicts(lw, g, unit_of, n_units, sup)) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+            goto done;
+        }
+    }
     cv_dag dag = {n, pred_start, preds.v, sup, rr};
     for (;;) {
-        uint32_t count = cv_partition_levels(&dag, part);
+        uint32_t count = n_units < n ? cv_partition_units(&dag, unit_of, n_units, part) : cv_partition_levels(&dag, part);
         if (count == CARVE_NONE) {
             st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
             goto done;
@@ -189,6 +231,7 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     for (uint32_t i = 0; i < n; i++)
         lw->ln[gr->nodes.v[i]].part = part[i];
 done:
+    cv_free(unit_of);
     cv_free(pred_start);
     cv_free(sup);
     cv_free(rr);
@@ -423,6 +466,7 @@ out:
         cv_ids_free(&lw.parts[i].nodes);
         cv_ids_free(&lw.parts[i].inputs);
         cv_ids_free(&lw.parts[i].outputs);
+        cv_ids_free(&lw.parts[i].encoded);
     }
     cv_free(lw.parts);
     cv_free(lw.ln);

@@ -41,6 +41,7 @@ struct carve_target {
     bool int64_as_int32;           /* "int64": "as_int32" (else refused) */
     int max_rank;
     bool datadep_ok, static_shapes, refuses_const, control_whole;
+    bool qdq_units;                /* places QDQ node units whole (units.c) */
     uint32_t n_keep, n_ops;
     char **keep_whole;
     cv_target_op *ops;             /* sorted by op name */
@@ -86,6 +87,16 @@ typedef struct cv_dag {
  * partitions. Returns the partition count, or CARVE_NONE on NOMEM. */
 uint32_t cv_partition_levels(const cv_dag *d, uint32_t *part);
 
+/* ================================================================ units.c */
+
+/* QDQ node units of graph g: unit_of[i] for the node at position i of g's
+ * node list, units numbered by their first node; *n_units == node count when
+ * no unit has more than one node. */
+carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit_of, uint32_t *n_units);
+/* cv_partition_levels on d with each unit contracted to one node (a unit is
+ * supported when all its nodes are; callers make them agree). */
+uint32_t cv_partition_units(const cv_dag *d, const uint32_t *unit_of, uint32_t n_units, uint32_t *part);
+
 /* ================================================================ capability.c */
 
 /* Why a node is not delegated. The string codes are part of the report's
@@ -106,6 +117,7 @@ typedef enum cv_reason {
     CV_R_CONTROL_FLOW,
     CV_R_INT64_RANGE,
     CV_R_DEQUANTIZED,        /* a piece of an op that reads a dequantized value */
+    CV_R_NODE_UNIT,          /* another node of its QDQ node unit goes to CPU */
     CV_R_NO_RUNTIME_INPUT,   /* its partition reads no runtime value */
     CV_R_SMALL_PARTITION,    /* --min-partition-nodes */
     CV_R_COUNT
@@ -127,6 +139,8 @@ cv_reason cv_capable(const carve_model *m, carve_node_id n, const carve_target *
 /* Is value v a compile-time constant (initializer not overridable by an
  * input, or a Constant node's output)? */
 bool cv_value_is_const(const carve_model *m, carve_value_id v);
+/* The tensor of a constant value (initializer or Constant node), else NULL. */
+const cv_tensor *cv_const_tensor(const carve_model *m, carve_value_id v);
 
 /* ================================================================ lower.c */
 
@@ -146,6 +160,7 @@ typedef struct cv_lpart {
     uint32_t index;
     carve_node_id delegate;
     cv_ids nodes, inputs, outputs; /* nodes in order; boundary values (outer ids) */
+    cv_ids encoded;                /* body values its `encodings` attribute describes */
 } cv_lpart;
 
 typedef struct cv_lower {
@@ -172,6 +187,14 @@ typedef struct cv_lower {
 /* Replaces the partitions of graph g (lnode.part) by Delegate nodes whose
  * bodies hold the partitions' nodes; appends to lw->parts. */
 carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g);
+
+/* ================================================================ encodings.c */
+
+/* Sets the Delegate's `encodings` attribute (a JSON string) from the QDQ
+ * nodes in its body: every quantized value's dtype, scale, zero point, axis
+ * and block size, and how each requantization runs; lists them in
+ * lp->encoded. No attribute when the body has no QDQ node. */
+carve_status cv_delegate_encodings(cv_lower *lw, cv_lpart *lp, carve_graph_id body);
 
 /* ================================================================ legalize.c */
 

@@ -295,6 +295,12 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
             cv_buf_printf(&w.b, "%zu", bytes);
         else
             cv_buf_puts(&w.b, "null");
+        /* the Delegate's `encodings` attribute as it is (JSON already) */
+        const char *enc = p->encoded.n ? cv_attr_s(m, p->delegate, "encodings", NULL) : NULL;
+        if (enc) {
+            jkey(&w, "encodings");
+            cv_buf_puts(&w.b, enc);
+        }
         jclose(&w, '}');
     }
     jclose(&w, ']');

@@ -49,7 +49,7 @@ static carve_dtype dtype_by_name(const char *s)
 
 static const char *known_top[] = {"schema_version", "name", "description", "dtypes", "int64", "max_rank",
                                   "data_dependent_shapes", "static_shapes", "refuses_constant_partitions",
-                                  "control_flow_whole", "keep_whole", "legalize", "simulator", "ops",
+                                  "control_flow_whole", "qdq_node_units", "keep_whole", "legalize", "simulator", "ops",
                                   "cpu_profile", "cpu_add", "cpu_remove", NULL};
 
 static bool check_keys(pctx *p, const cJSON *obj, const char *const *known, const char *where)
@@ -240,6 +240,7 @@ static bool parse(pctx *p, const cJSON *root, carve_target *t)
         !get_bool(p, root, "static_shapes", false, &t->static_shapes, "") ||
         !get_bool(p, root, "refuses_constant_partitions", false, &t->refuses_const, "") ||
         !get_bool(p, root, "control_flow_whole", false, &t->control_whole, "") ||
+        !get_bool(p, root, "qdq_node_units", false, &t->qdq_units, "") ||
         !get_names(p, cJSON_GetObjectItemCaseSensitive(root, "keep_whole"), &t->keep_whole, &t->n_keep, "keep_whole"))
         return false;
     const cJSON *lg = cJSON_GetObjectItemCaseSensitive(root, "legalize");

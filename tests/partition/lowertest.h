@@ -78,6 +78,10 @@ static inline const char *lt_reason(const cJSON *report, const char *name)
 
 typedef enum { LT_EQUAL, LT_DIFFER, LT_RUN_FAILED, LT_LOWER_FAILED } lt_result;
 
+/* When set, lt_lower_run hands the lowered model over here (the caller
+ * frees it) instead of freeing it. */
+static carve_model **lt_keep_lowered;
+
 /* Lowers a copy (through ONNX bytes, as a user's file would arrive), checks
  * the lowered model verifies, re-imports and has only core ops on CPU, runs
  * both and compares within atol/rtol. *report gets the parsed report
@@ -157,7 +161,10 @@ static inline lt_result lt_lower_run(carve_model *orig, const char *target, cons
     }
     carve_report_free(rep);
     carve_target_free(t);
-    carve_model_free(low);
+    if (lt_keep_lowered && !s)
+        *lt_keep_lowered = low;
+    else
+        carve_model_free(low);
     return res;
 }
 
