@@ -335,6 +335,14 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
                 k += (size_t)snprintf(sum + k, 4096 - k, "  not folded: %u %s\n", f->refused[g],
                                       carve_fold_guard_name((carve_fold_guard)g));
     }
+    uint32_t n_enc = 0, n_enc_parts = 0;
+    for (uint32_t i = 0; i < lw->n_parts; i++) {
+        n_enc += lw->parts[i].encoded.n;
+        n_enc_parts += lw->parts[i].encoded.n > 0;
+    }
+    if (n_enc && k < 4000)
+        k += (size_t)snprintf(sum + k, 4096 - k, "encodings: %u quantized values in %u Delegate%s\n", n_enc,
+                              n_enc_parts, n_enc_parts == 1 ? "" : "s");
     for (int c = 1; c < CV_R_COUNT && k < 4000; c++)
         if (reasons[c])
             k += (size_t)snprintf(sum + k, 4096 - k, "  cpu: %u %s\n", reasons[c], cv_reason_code((cv_reason)c));
