@@ -133,6 +133,11 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
         snprintf(msg, msgsz, "the target is the CPU");
         return CV_R_UNSUPPORTED_OP;
     }
+    if (def && (def->flags & CV_OP_CONTROL) && !t->control_whole) {
+        snprintf(msg, msgsz, "control flow stays on CPU (%s does not take it whole); its bodies are lowered on "
+                             "their own", t->name);
+        return CV_R_CONTROL_FLOW;
+    }
     const cv_target_op *to = cv_target_find_op(t, n->op);
     if (!to) {
         snprintf(msg, msgsz, "%s does not support %s", t->name, n->op);
@@ -143,10 +148,6 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
     if (!r) {
         snprintf(msg, msgsz, "%s supports %s, but not at opset %lld", t->name, n->op, (long long)opset);
         return CV_R_OPSET;
-    }
-    if (def && (def->flags & CV_OP_CONTROL) && !t->control_whole) {
-        snprintf(msg, msgsz, "control flow stays on CPU (%s does not take it whole)", t->name);
-        return CV_R_CONTROL_FLOW;
     }
     if (def && !t->datadep_ok) {
         if (def->flags & CV_OP_DATADEP) {

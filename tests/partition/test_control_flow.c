@@ -1,0 +1,130 @@
+/* test_control_flow.c: partitioning and the kept-whole rules inside If and
+ * Loop bodies. A body's ops form their own Delegate nodes inside the body; a
+ * kept-whole op in a body that ends on CPU is decomposed there; values
+ * captured from outer scopes are runtime values unless they are constants;
+ * the If/Loop node itself stays on CPU (reason control_flow). */
+#include "lowertest.h"
+
+static carve_ctx *ctx;
+static char pb[16];
+static const carve_lower_opts no_fold = {.no_fold = true};
+
+static carve_value_id op_in(carve_model *m, carve_graph_id g, const char *op, const char *name, size_t n,
+                            const carve_value_id *in, const char *out)
+{
+    const char *outs[1] = {out};
+    carve_node_id id = carve_graph_add_node(m, g, op, "", name, n, in, 1, outs);
+    return carve_node_output(m, id, 0);
+}
+
+/* The report's partition p: the name of the graph it was cut from. */
+static const char *part_graph(const cJSON *r, const char *node)
+{
+    const cJSON *e = lt_node(r, node);
+    const cJSON *p = e ? cJSON_GetObjectItem(e, "placement") : NULL;
+    if (!cJSON_IsNumber(p))
+        return "";
+    const cJSON *part = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "partitions"), p->valueint);
+    const cJSON *g = part ? cJSON_GetObjectItem(part, "graph") : NULL;
+    return cJSON_IsString(g) ? g->valuestring : "";
+}
+
+/* y = If(sum(x) > 0) then Sinh(x) + Cosh(Gemm(A, B, C)) else Softmax(x);
+ * z = Loop 3 times: v = Tanh(v + w), from v = x. */
+static carve_model *model(void)
+{
+    carve_model *m = lt_model(ctx, 17);
+    int64_t xd[2] = {4, 4};
+    carve_value_id x = lt_input(m, "x", 2, xd);
+    carve_value_id A = lt_weight(m, "A", 2, xd, 1), B = lt_weight(m, "B", 2, xd, 2), C = lt_weight(m, "C", 2, xd, 3);
+    carve_value_id w = lt_weight(m, "w", 2, xd, 4);
+    carve_value_id red = lt_op(m, "ReduceSum", "rsum", 1, &x, "rs");
+    carve_node_set_attr_int(m, carve_model_find_node(m, "rsum"), "keepdims", 0);
+    carve_value_id zero = carve_graph_add_initializer(m, 0, "zero", CARVE_FLOAT, 0, NULL, &(float){0}, 4);
+    carve_value_id gin[2] = {red, zero};
+    carve_value_id cond = lt_op(m, "Greater", "gt", 2, gin, "cond");
+    const char *o1[1] = {"y"};
+    carve_node_id iff = carve_graph_add_node(m, 0, "If", "", "if", 1, &cond, 1, o1);
+    carve_graph_id th = carve_graph_new_subgraph(m, 0, "then");
+    carve_value_id abc[3] = {A, B, C};
+    carve_value_id g = op_in(m, th, "Gemm", "then_gemm", 3, abc, "tg"); /* constants only */
+    carve_value_id gc = op_in(m, th, "Cosh", "then_cosh", 1, &g, "tgc"); /* htp has no Cosh */
+    carve_value_id sx = op_in(m, th, "Sinh", "then_sinh", 1, &x, "tsx"); /* CPU, reads the captured runtime x */
+    carve_value_id ad[2] = {sx, gc};
+    carve_graph_add_output(m, th, op_in(m, th, "Add", "then_add", 2, ad, "ty"));
+    carve_graph_id el = carve_graph_new_subgraph(m, 0, "else");
+    carve_graph_add_output(m, el, op_in(m, el, "Softmax", "else_softmax", 1, &x, "ey"));
+    carve_node_set_attr_graph(m, iff, "then_branch", th);
+    carve_node_set_attr_graph(m, iff, "else_branch", el);
+    carve_graph_add_output(m, 0, carve_node_output(m, iff, 0));
+    /* Loop */
+    int64_t three = 3;
+    bool t = true;
+    carve_value_id M = carve_graph_add_initializer(m, 0, "M", CARVE_INT64, 0, NULL, &three, 8);
+    carve_value_id T = carve_graph_add_initializer(m, 0, "T", CARVE_BOOL, 0, NULL, &t, 1);
+    carve_value_id lin[3] = {M, T, x};
+    const char *o2[1] = {"z"};
+    carve_node_id loop = carve_graph_add_node(m, 0, "Loop", "", "loop", 3, lin, 1, o2);
+    carve_graph_id body = carve_graph_new_subgraph(m, 0, "body");
+    carve_graph_add_input(m, body, "i", CARVE_INT64, 0, NULL);
+    carve_value_id bc = carve_graph_add_input(m, body, "c", CARVE_BOOL, 0, NULL);
+    carve_dim vd[2] = {{4, NULL}, {4, NULL}};
+    carve_value_id v = carve_graph_add_input(m, body, "v", CARVE_FLOAT, 2, vd);
+    carve_value_id vw[2] = {v, w};
+    carve_value_id s = op_in(m, body, "Add", "body_add", 2, vw, "bs");
+    carve_value_id co = op_in(m, body, "Identity", "body_cond", 1, &bc, "bc_out");
+    carve_graph_add_output(m, body, co);
+    carve_graph_add_output(m, body, op_in(m, body, "Tanh", "body_tanh", 1, &s, "bv"));
+    carve_node_set_attr_graph(m, loop, "body", body);
+    carve_graph_add_output(m, 0, carve_node_output(m, loop, 0));
+    return m;
+}
+
+static void bodies_on(const char *target)
+{
+    carve_model *m = model();
+    int64_t xd[2] = {4, 4};
+    for (int k = 0; k < 2; k++) { /* both branches of the If */
+        cv_val *in[1] = {ot_random(CARVE_FLOAT, 2, xd, 21 + (uint32_t)k, k ? 0.1 : -1, k ? 1 : -0.1)};
+        cJSON *r = NULL;
+        OT_CHECK(lt_lower_run(m, target, &no_fold, in, 1e-5, 1e-4, &r) == LT_EQUAL,
+                 "%s, %s branch: lowered equals original", target, k ? "then" : "else");
+        cv_val_unref(in[0]);
+        if (!r)
+            continue;
+        if (k == 0) {
+            OT_CHECK(!strcmp(lt_place(r, "if", pb), "cpu") && !strcmp(lt_reason(r, "if"), "control_flow"),
+                     "%s: the If stays on CPU (control_flow), got %s %s", target, lt_place(r, "if", pb),
+                     lt_reason(r, "if"));
+            OT_CHECK(!strcmp(lt_reason(r, "loop"), "control_flow"), "%s: the Loop stays on CPU", target);
+            OT_CHECK(!strcmp(part_graph(r, "then_add"), "then"),
+                     "%s: the Add after Sinh(captured x) is delegated inside the then body (graph '%s')", target,
+                     part_graph(r, "then_add"));
+            OT_CHECK(!strcmp(part_graph(r, "body_tanh"), "body") && !strcmp(part_graph(r, "body_add"), "body"),
+                     "%s: the Loop body's ops form a Delegate inside the body", target);
+            OT_CHECK(!strcmp(lt_place(r, "then_cosh", pb), "cpu"), "%s: Cosh on CPU", target);
+            if (!strcmp(target, "htp")) {
+                OT_CHECK(!strcmp(lt_place(r, "then_gemm", pb), "decomposed") &&
+                             !strcmp(lt_reason(r, "then_gemm"), "no_runtime_input"),
+                         "htp: the Gemm on captured constants only is decomposed in the body (%s, %s)",
+                         lt_place(r, "then_gemm", pb), lt_reason(r, "then_gemm"));
+                OT_CHECK(!strcmp(part_graph(r, "else_softmax"), "else"),
+                         "htp: Softmax (kept whole) on the captured x is delegated whole in the else body");
+            } else {
+                OT_CHECK(!strcmp(part_graph(r, "then_gemm"), "then"),
+                         "%s: the Gemm on constants is delegated (no refusal on this target)", target);
+            }
+        }
+        cJSON_Delete(r);
+    }
+    carve_model_free(m);
+}
+
+int main(void)
+{
+    ctx = carve_ctx_new();
+    bodies_on("htp");
+    bodies_on("gpu");
+    carve_ctx_free(ctx);
+    return ot_finish();
+}
