@@ -80,6 +80,49 @@ static bool node_reads(const carve_model *m, carve_node_id id, cv_ids *out)
     return true;
 }
 
+/* For a target that takes control flow whole: the first node in the bodies
+ * of control-flow node `id` (recursively) that the target cannot take, with
+ * its reason in msg; CARVE_NONE when it can take them all. */
+static carve_node_id body_refusal(cv_lower *lw, carve_node_id id, char *msg, size_t msgsz)
+{
+    carve_model *m = lw->m;
+    const cv_node *n = &m->nodes[id];
+    for (uint32_t j = 0; j < n->n_attr; j++) {
+        const cv_attr *a = &n->attr[j];
+        uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+        for (uint32_t k = 0; k < cnt; k++) {
+            const cv_graph *b = &m->graphs[a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k]];
+            for (uint32_t i = 0; i < b->nodes.n; i++) {
+                carve_node_id c = b->nodes.v[i];
+                cv_reason r = lw->ln[c].sticky ? lw->ln[c].sticky : cv_capable(m, c, lw->t, NULL, msg, msgsz);
+                if (r) {
+                    if (lw->ln[c].sticky)
+                        snprintf(msg, msgsz, "%s", lw->ln[c].msg ? lw->ln[c].msg : "");
+                    return c;
+                }
+                carve_node_id deeper = body_refusal(lw, c, msg, msgsz);
+                if (deeper != CARVE_NONE)
+                    return deeper;
+            }
+        }
+    }
+    return CARVE_NONE;
+}
+
+/* Is graph g the body of a control-flow node the target takes whole (or
+ * inside one)? Such bodies go to the target with their node: they are not
+ * partitioned or decomposed on their own. */
+static bool taken_whole(const cv_lower *lw, carve_graph_id g)
+{
+    const carve_model *m = lw->m;
+    for (; g != CARVE_NONE && g != 0; g = m->graphs[g].parent) {
+        carve_node_id o = m->graphs[g].owner;
+        if (o != CARVE_NONE && o < lw->cap && lw->ln[o].part != CARVE_NONE)
+            return true;
+    }
+    return false;
+}
+
 /* A QDQ node unit is placed as one: when one of its nodes cannot be
  * delegated, the others go to CPU with it (reason node_unit, naming it). */
 static bool unit_verdicts(cv_lower *lw, carve_graph_id g, const uint32_t *unit_of, uint32_t n_units, uint8_t *sup)
@@ -117,6 +160,13 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     uint32_t n = gr->nodes.n;
     if (n == 0)
         return CARVE_OK;
+    if (taken_whole(lw, g)) {
+        for (uint32_t i = 0; i < n; i++) {
+            lw->ln[gr->nodes.v[i]].part = CARVE_NONE;
+            lw->ln[gr->nodes.v[i]].reason = CV_R_NONE;
+        }
+        return CARVE_OK;
+    }
     uint32_t *pos = cv_model_scratch(m);
     uint32_t *pred_start = cv_malloc(((size_t)n + 1) * sizeof *pred_start);
     uint8_t *sup = cv_malloc(n), *rr = cv_malloc(n);
@@ -141,6 +191,16 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         } else {
             l->reason = cv_capable(m, id, lw->t, NULL, msg, sizeof msg);
             l->msg = l->reason ? amsg(lw, msg) : NULL;
+            const cv_op_def *def = l->reason ? NULL : cv_op_for_node(m, id);
+            if (def && (def->flags & CV_OP_CONTROL)) { /* the target takes control flow whole */
+                char why[400];
+                carve_node_id c = body_refusal(lw, id, why, sizeof why);
+                if (c != CARVE_NONE) {
+                    l->reason = CV_R_CONTROL_FLOW;
+                    l->msg = cv_arena_printf(&m->arena, "%s takes control flow only whole, and its body has '%s' (%s): %s",
+                                             lw->t->name, m->nodes[c].name, m->nodes[c].op, why);
+                }
+            }
         }
         sup[i] = l->reason == CV_R_NONE;
         pred_start[i] = preds.n;
@@ -272,6 +332,8 @@ static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *change
     uint32_t n_orig = m->graphs[g].nodes.n;
     cv_ids counts = {0};
     carve_status st = CARVE_OK;
+    if (taken_whole(lw, g))
+        return CARVE_OK;
     for (uint32_t i = 0; i < n_orig && !st; i++) {
         carve_node_id id = m->graphs[g].nodes.v[i];
         const cv_node *n = &m->nodes[id];
@@ -449,6 +511,19 @@ carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lowe
     for (carve_graph_id g = 0; g < n_graphs; g++)
         if ((st = cv_build_delegates(&lw, g)))
             goto out;
+    /* nodes in bodies taken whole went with their control-flow node */
+    for (carve_graph_id g = 1; g < n_graphs; g++) {
+        carve_node_id top = CARVE_NONE;
+        for (carve_graph_id p = g; p != CARVE_NONE && p != 0; p = m->graphs[p].parent) {
+            carve_node_id o = m->graphs[p].owner;
+            if (o != CARVE_NONE && o < lw.cap && lw.ln[o].part != CARVE_NONE)
+                top = o;
+        }
+        for (uint32_t i = 0; top != CARVE_NONE && i < m->graphs[g].nodes.n; i++) {
+            lw.ln[m->graphs[g].nodes.v[i]].part = lw.ln[top].part;
+            lw.ln[m->graphs[g].nodes.v[i]].delegate = lw.ln[top].delegate;
+        }
+    }
     if (lw.n_parts && (st = carve_model_set_opset(m, "ai.carve", 1)))
         goto out;
     if ((st = carve_model_verify(m))) {

@@ -81,6 +81,9 @@ typedef enum { LT_EQUAL, LT_DIFFER, LT_RUN_FAILED, LT_LOWER_FAILED } lt_result;
 /* When set, lt_lower_run hands the lowered model over here (the caller
  * frees it) instead of freeing it. */
 static carve_model **lt_keep_lowered;
+/* When set, lt_lower_run lowers for this profile (a user's, parsed by the
+ * test) instead of the built-in one named by `target`. */
+static carve_target *lt_target_override;
 
 /* Lowers a copy (through ONNX bytes, as a user's file would arrive), checks
  * the lowered model verifies, re-imports and has only core ops on CPU, runs
@@ -108,7 +111,10 @@ static inline lt_result lt_lower_run(carve_model *orig, const char *target, cons
     if (s)
         return LT_LOWER_FAILED;
     carve_target *t = NULL;
-    carve_target_builtin(ctx, target, &t);
+    if (lt_target_override)
+        t = lt_target_override;
+    else
+        carve_target_builtin(ctx, target, &t);
     carve_report *rep = NULL;
     s = carve_lower(low, t, opts, &rep);
     if (s)
@@ -160,7 +166,8 @@ static inline lt_result lt_lower_run(carve_model *orig, const char *target, cons
         }
     }
     carve_report_free(rep);
-    carve_target_free(t);
+    if (t != lt_target_override)
+        carve_target_free(t);
     if (lt_keep_lowered && !s)
         *lt_keep_lowered = low;
     else

@@ -120,11 +120,58 @@ static void bodies_on(const char *target)
     carve_model_free(m);
 }
 
+/* A profile that takes control flow whole: the If goes to the target with
+ * its bodies only when it can take every node in them; else it stays on CPU
+ * (control_flow, naming the body node) and its bodies are lowered on their
+ * own. */
+static void control_flow_whole(bool with_cosh)
+{
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"schema_version\": 1, \"name\": \"cfw\", \"dtypes\": [\"float32\", \"bool\", \"int64\"],"
+             " \"control_flow_whole\": true, \"ops\": {\"If\": {}, \"ReduceSum\": {}, \"Greater\": {},"
+             " \"Gemm\": {}, \"Add\": {}, \"Sinh\": {}, \"Softmax\": {}, \"Tanh\": {}, \"Identity\": {}%s}}",
+             with_cosh ? ", \"Cosh\": {}" : "");
+    carve_target *t = NULL;
+    OT_CHECK(cv_target_parse(ctx, json, strlen(json), "cfw.json", &t) == CARVE_OK, "profile parses: %s",
+             carve_errmsg(ctx));
+    if (!t)
+        return;
+    carve_model *m = model();
+    int64_t xd[2] = {4, 4};
+    cv_val *in[1] = {ot_random(CARVE_FLOAT, 2, xd, 23, 0.1, 1)};
+    cJSON *r = NULL;
+    lt_target_override = t;
+    OT_CHECK(lt_lower_run(m, "cfw", &no_fold, in, 1e-5, 1e-4, &r) == LT_EQUAL, "control flow whole (cosh %d): equal",
+             with_cosh);
+    lt_target_override = NULL;
+    if (r) {
+        if (with_cosh) {
+            OT_CHECK(!strcmp(lt_place(r, "if", pb), "0") && !strcmp(lt_place(r, "then_cosh", pb), "0") &&
+                         !strcmp(lt_place(r, "else_softmax", pb), "0"),
+                     "the If goes to the target whole, its bodies with it (if %s, then_cosh %s)", lt_place(r, "if", pb),
+                     lt_place(r, "then_cosh", pb));
+        } else {
+            const cJSON *e = lt_node(r, "if");
+            const char *msg = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "reason"), "message")->valuestring;
+            OT_CHECK(!strcmp(lt_reason(r, "if"), "control_flow") && strstr(msg, "'then_cosh' (Cosh)"),
+                     "the If stays on CPU, naming the body node the target cannot take: %s", msg);
+            OT_CHECK(!strcmp(part_graph(r, "else_softmax"), "else"), "its bodies are lowered on their own");
+        }
+        cJSON_Delete(r);
+    }
+    cv_val_unref(in[0]);
+    carve_model_free(m);
+    carve_target_free(t);
+}
+
 int main(void)
 {
     ctx = carve_ctx_new();
     bodies_on("htp");
     bodies_on("gpu");
+    control_flow_whole(true);
+    control_flow_whole(false);
     carve_ctx_free(ctx);
     return ot_finish();
 }
