@@ -16,7 +16,7 @@
 #include <string.h>
 
 /* Ops whose int64 outputs are int64 whatever their inputs. */
-static bool fixed_int64(const char *op)
+bool cv_op_makes_int64(const char *op)
 {
     static const char *const ops[] = {"Shape",   "Size",      "ArgMax", "ArgMin",
                                       "TopK",    "NonZero",   "Unique", "NonMaxSuppression",
@@ -214,7 +214,7 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
             carve_value_id v = m->nodes[id].out[k];
             if (v == CARVE_NONE || m->values[v].type.dtype != CARVE_INT64)
                 continue;
-            if (fixed_int64(m->nodes[id].op)) {
+            if (cv_op_makes_int64(m->nodes[id].op)) {
                 /* keep the op's int64 output, cast right after it */
                 const char *base = cv_arena_printf(&m->arena, "%s/int64", m->values[v].name);
                 carve_value_id v64 = base ? new_value(m, body, base, &m->values[v], CARVE_INT64) : CARVE_NONE;

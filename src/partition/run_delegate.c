@@ -12,16 +12,6 @@
 
 #include <string.h>
 
-static bool makes_int64(const char *op)
-{
-    static const char *const ops[] = {"Shape", "Size", "ArgMax", "ArgMin", "TopK", "NonZero", "Unique",
-                                      "NonMaxSuppression", "MaxPool", "MaxUnpool", NULL};
-    for (int i = 0; ops[i]; i++)
-        if (!strcmp(op, ops[i]))
-            return true;
-    return false;
-}
-
 static carve_status sim_hook(cv_kctx *k, const cv_op_def *def, cv_val **in, uint32_t n_in, cv_val **out,
                              uint32_t n_out, void *user)
 {
@@ -50,7 +40,7 @@ static carve_status sim_hook(cv_kctx *k, const cv_op_def *def, cv_val **in, uint
         }
     }
     carve_status s = def->kernel(k, in, n_in, out, n_out);
-    if (!s && t->sim_refuse_int64 && !cast && !makes_int64(n->op))
+    if (!s && t->sim_refuse_int64 && !cast && !cv_op_makes_int64(n->op))
         for (uint32_t i = 0; i < n_out; i++)
             if (out[i] && out[i]->kind == CV_VAL_TENSOR && out[i]->dtype == CARVE_INT64)
                 return cv_kerr(k, "%s simulator: output %u is int64, which %s does not have", t->name, i, t->name);
