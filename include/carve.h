@@ -460,7 +460,9 @@ void carve_report_free(carve_report *r);
 
 /* Writes each Delegate body of a lowered model as a standalone ONNX model
  * DIR/<delegate name>.onnx (the form a vendor's converter takes): the body's
- * inputs and outputs, the outer constants it reads as initializers. */
+ * inputs and outputs, the outer constants it reads as initializers, the
+ * Delegate's target and encodings as metadata_props "carve.target" and
+ * "carve.encodings". *count gets the number of files written. */
 carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count);
 
 /* Fixes symbolic dim `name` to `value` in every value of the model. */

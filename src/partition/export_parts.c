@@ -1,6 +1,7 @@
 /* export_parts.c: each Delegate body as a standalone ONNX model, the form a
  * vendor's converter takes. Inputs and outputs take the outer (model) names;
- * outer constants the body reads become initializers. */
+ * outer constants the body reads become initializers; the Delegate's target
+ * and encodings become metadata_props "carve.target" and "carve.encodings". */
 #define _DEFAULT_SOURCE
 #include "partition.h"
 
@@ -218,6 +219,15 @@ static carve_status export_one(carve_model *m, carve_node_id dn, const char *dir
     snprintf(doc, sizeof doc, "partition %s of a model lowered by carve for target '%s'", m->nodes[dn].name,
              cv_attr_s(m, dn, "target", "?"));
     carve_model_set_doc(d, doc);
+    /* what the Delegate says about the body travels with it */
+    const char *keys[2] = {"target", "encodings"};
+    for (int k = 0; k < 2; k++) {
+        const char *v = cv_attr_s(m, dn, keys[k], NULL);
+        char key[32];
+        snprintf(key, sizeof key, "carve.%s", keys[k]);
+        if (v && (st = carve_model_set_metadata(d, key, v)))
+            goto out;
+    }
     if ((st = copy_graph(&c, body, 0)))
         goto out;
     /* the standalone model speaks the outer names */
