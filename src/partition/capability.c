@@ -73,7 +73,7 @@ static bool int64_in_range(const cv_tensor *t)
 }
 
 static cv_reason check_value(const carve_model *m, carve_value_id v, const char *role, uint32_t idx,
-                             const carve_target *t, uint32_t mask, int max_rank, char *msg, size_t msgsz)
+                             const carve_target *t, uint32_t mask, bool inner, int max_rank, char *msg, size_t msgsz)
 {
     const cv_value *x = &m->values[v];
     const cv_type *ty = &x->type;
@@ -81,7 +81,7 @@ static cv_reason check_value(const carve_model *m, carve_value_id v, const char 
         snprintf(msg, msgsz, "%s %u '%s' has no known tensor type", role, idx, x->name);
         return ty->kind == CARVE_TYPE_OTHER ? CV_R_DTYPE : CV_R_UNKNOWN_TYPE;
     }
-    bool ok = (mask >> ty->dtype) & 1;
+    bool ok = inner || ((mask >> ty->dtype) & 1);
     if (!ok && ty->dtype == CARVE_INT64 && t->int64_as_int32 && ((mask >> CARVE_INT32) & 1))
         ok = true; /* legalized to int32 inside the body */
     if (!ok) {
@@ -114,11 +114,10 @@ static cv_reason check_value(const carve_model *m, carve_value_id v, const char 
     return CV_R_NONE;
 }
 
-cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target *t, const bool *is_const,
+cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target *t, const cv_unit_inner_mask *inner,
                      char *msg, size_t msgsz)
 {
     const cv_node *n = &m->nodes[id];
-    (void)is_const;
     msg[0] = 0;
     if (!strcmp(n->op, "Constant") && !*n->domain) {
         snprintf(msg, msgsz, "a Constant node: partitions read its value from the outer scope");
@@ -166,7 +165,8 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
     for (uint32_t i = 0; i < n->n_in; i++) {
         if (n->in[i] == CARVE_NONE)
             continue;
-        cv_reason why = check_value(m, n->in[i], "input", i, t, mask, max_rank, msg, msgsz);
+        bool in_unit = inner && i < 64 && ((inner->in >> i) & 1);
+        cv_reason why = check_value(m, n->in[i], "input", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
             return why;
     }
@@ -175,7 +175,8 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
         if (n->out[i] == CARVE_NONE)
             continue;
         n_outs++;
-        cv_reason why = check_value(m, n->out[i], "output", i, t, mask, max_rank, msg, msgsz);
+        bool in_unit = inner && i < 64 && ((inner->out >> i) & 1);
+        cv_reason why = check_value(m, n->out[i], "output", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
             return why;
     }

@@ -172,6 +172,7 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     uint8_t *sup = cv_malloc(n), *rr = cv_malloc(n);
     uint32_t *part = cv_malloc((size_t)n * sizeof *part);
     uint32_t *psize = NULL, *unit_of = NULL;
+    cv_unit_inner_mask *inner = NULL;
     uint8_t *prun = NULL;
     cv_ids preds = {0}, reads = {0};
     carve_status st = CARVE_OK;
@@ -181,6 +182,20 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     }
     for (uint32_t i = 0; i < n; i++)
         pos[gr->nodes.v[i]] = i;
+    /* QDQ node units first: inside a unit the float values stand for
+     * quantized ones, which capability checks at the unit's edges */
+    uint32_t n_units = n;
+    if (lw->t->qdq_units) {
+        unit_of = cv_malloc(((size_t)n + 1) * sizeof *unit_of);
+        inner = cv_malloc(((size_t)n + 1) * sizeof *inner);
+        if (!unit_of || !inner) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+            goto done;
+        }
+        if ((st = cv_qdq_units(m, g, unit_of, &n_units)))
+            goto done;
+        cv_unit_inner(m, g, pos, unit_of, n_units < n, inner);
+    }
     char msg[512];
     for (uint32_t i = 0; i < n; i++) {
         carve_node_id id = gr->nodes.v[i];
@@ -189,7 +204,7 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         if (l->sticky) {
             l->reason = l->sticky;
         } else {
-            l->reason = cv_capable(m, id, lw->t, NULL, msg, sizeof msg);
+            l->reason = cv_capable(m, id, lw->t, inner ? &inner[i] : NULL, msg, sizeof msg);
             l->msg = l->reason ? amsg(lw, msg) : NULL;
             const cv_op_def *def = l->reason ? NULL : cv_op_for_node(m, id);
             if (def && (def->flags & CV_OP_CONTROL)) { /* the target takes control flow whole */
@@ -223,18 +238,9 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         }
     }
     pred_start[n] = preds.n;
-    uint32_t n_units = n;
-    if (lw->t->qdq_units) {
-        if (!(unit_of = cv_malloc(((size_t)n + 1) * sizeof *unit_of))) {
-            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
-            goto done;
-        }
-        if ((st = cv_qdq_units(m, g, unit_of, &n_units)))
-            goto done;
-        if (n_units < n && !unit_verdicts(lw, g, unit_of, n_units, sup)) {
-            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
-            goto done;
-        }
+    if (n_units < n && !unit_verdicts(lw, g, unit_of, n_units, sup)) {
+        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+        goto done;
     }
     cv_dag dag = {n, pred_start, preds.v, sup, rr};
     for (;;) {
@@ -292,6 +298,7 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         lw->ln[gr->nodes.v[i]].part = part[i];
 done:
     cv_free(unit_of);
+    cv_free(inner);
     cv_free(pred_start);
     cv_free(sup);
     cv_free(rr);

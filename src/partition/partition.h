@@ -93,6 +93,17 @@ uint32_t cv_partition_levels(const cv_dag *d, uint32_t *part);
  * node list, units numbered by their first node; *n_units == node count when
  * no unit has more than one node. */
 carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit_of, uint32_t *n_units);
+/* Which inputs and outputs (bits) of a node are inner values of its QDQ
+ * unit, or a QuantizeLinear/DequantizeLinear's scale: floats that stand for
+ * the unit's quantized values, so their dtype is not the target's concern. */
+typedef struct cv_unit_inner_mask {
+    uint64_t in, out;
+} cv_unit_inner_mask;
+/* inner[i] for the node at position i of g (pos: node id -> position);
+ * edges between nodes of one unit are inner when `units` (any unit has more
+ * than one node). */
+void cv_unit_inner(const carve_model *m, carve_graph_id g, const uint32_t *pos, const uint32_t *unit_of, bool units,
+                   cv_unit_inner_mask *inner);
 /* cv_partition_levels on d with each unit contracted to one node (a unit is
  * supported when all its nodes are; callers make them agree). */
 uint32_t cv_partition_units(const cv_dag *d, const uint32_t *unit_of, uint32_t n_units, uint32_t *part);
@@ -132,9 +143,10 @@ typedef struct cv_skip {
 
 /* Decides whether the target can take node n as it is; on refusal returns
  * the reason and writes a message naming the field. Knows nothing of
- * partitions (that refusal comes later). `consts` says which values are
- * compile-time constants. */
-cv_reason cv_capable(const carve_model *m, carve_node_id n, const carve_target *t, const bool *is_const,
+ * partitions (that refusal comes later). `inner` (may be NULL) names the
+ * inputs and outputs whose dtype is not checked (inner values of a QDQ node
+ * unit, see units.c). */
+cv_reason cv_capable(const carve_model *m, carve_node_id n, const carve_target *t, const cv_unit_inner_mask *inner,
                      char *msg, size_t msgsz);
 /* Is value v a compile-time constant (initializer not overridable by an
  * input, or a Constant node's output)? */

@@ -122,6 +122,28 @@ done:
     return st;
 }
 
+void cv_unit_inner(const carve_model *m, carve_graph_id g, const uint32_t *pos, const uint32_t *unit_of, bool units,
+                   cv_unit_inner_mask *inner)
+{
+    const cv_graph *gr = &m->graphs[g];
+    for (uint32_t i = 0; i < gr->nodes.n; i++)
+        inner[i] = (cv_unit_inner_mask){0, 0};
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        const cv_node *x = &m->nodes[gr->nodes.v[i]];
+        if (is_onnx(x, "QuantizeLinear") || is_onnx(x, "DequantizeLinear"))
+            inner[i].in |= 2; /* the scale: a parameter of the encoding */
+        for (uint32_t k = 0; units && k < x->n_in && k < 64; k++) {
+            carve_value_id v = x->in[k];
+            carve_node_id p = v != CARVE_NONE ? m->values[v].producer : CARVE_NONE;
+            if (p == CARVE_NONE || m->nodes[p].graph != g || unit_of[pos[p]] != unit_of[i])
+                continue;
+            inner[i].in |= (uint64_t)1 << k;
+            if (m->values[v].out_index < 64)
+                inner[pos[p]].out |= (uint64_t)1 << m->values[v].out_index;
+        }
+    }
+}
+
 uint32_t cv_partition_units(const cv_dag *d, const uint32_t *unit_of, uint32_t nu, uint32_t *part)
 {
     if (nu == d->n)

@@ -1,6 +1,7 @@
-/* test_qdq.c: quantized (QDQ) models on htp: node units placed whole, the
- * Delegate's `encodings` attribute (per-tensor, per-axis, blocked, runtime
- * scales, requantization as Cast or Convert), kept-whole ops on dequantized
+/* test_qdq.c: quantized (QDQ) models on htp (and lpai, gpu): node units
+ * placed whole, the Delegate's `encodings` attribute (per-tensor, per-axis,
+ * blocked, runtime scales, requantization as Cast or Convert), kept-whole
+ * ops on dequantized
  * values decomposed in float on CPU, a bfloat16 cast inside a quantized
  * graph. Every model is also run before and after lowering (htp simulator)
  * and must give the same outputs. */
@@ -453,6 +454,32 @@ static void gpu_has_no_units(void)
     carve_model_free(m);
 }
 
+/* lpai takes integers only: inside a QDQ unit the float values stand for
+ * quantized ones, so the Conv and Relu units are delegated; the first
+ * QuantizeLinear reads the float input and stays on CPU. Without units the
+ * float Conv would be refused. */
+static void lpai_takes_units(void)
+{
+    carve_model *m = conv_model(true);
+    int64_t xd[4] = {1, 3, 6, 6};
+    cv_val *in[1] = {ot_random(CARVE_FLOAT, 4, xd, 3, -2, 2)};
+    cJSON *r = NULL;
+    OT_CHECK(lt_lower_run(m, "lpai", NULL, in, 1e-5, 0, &r) == LT_EQUAL, "QDQ conv on lpai: equal");
+    if (r) {
+        OT_CHECK(!strcmp(lt_place(r, "q_x", pb), "cpu") && !strcmp(lt_reason(r, "q_x"), "unsupported_dtype"),
+                 "lpai: q_x reads float32 x: unsupported_dtype, got %s", lt_reason(r, "q_x"));
+        static const char *unit[] = {"dq_x", "dq_w", "dq_b", "conv", "q_c", "dq_c", "relu", "q_r"};
+        for (size_t i = 0; i < sizeof unit / sizeof *unit; i++)
+            OT_CHECK(!strcmp(lt_place(r, unit[i], pb), "0"), "lpai: %s delegated, got %s (%s)", unit[i],
+                     lt_place(r, unit[i], pb), lt_reason(r, unit[i]));
+        OT_CHECK(!strcmp(lt_reason(r, "dq_r"), "unsupported_dtype"), "lpai: dq_r makes the float output: %s",
+                 lt_reason(r, "dq_r"));
+        cJSON_Delete(r);
+    }
+    cv_val_unref(in[0]);
+    carve_model_free(m);
+}
+
 int main(void)
 {
     ctx = carve_ctx_new();
@@ -472,6 +499,7 @@ int main(void)
     requant(CARVE_INT8, 0, 0.05f, CARVE_INT16, 0, 0.05f, "Convert");      /* other width */
     runtime_scale();
     gpu_has_no_units();
+    lpai_takes_units();
     carve_ctx_free(ctx);
     return ot_finish();
 }
