@@ -1,10 +1,9 @@
 /* test_qdq.c: quantized (QDQ) models on htp (and lpai, gpu): node units
  * placed whole, the Delegate's `encodings` attribute (per-tensor, per-axis,
  * blocked, runtime scales, requantization as Cast or Convert), kept-whole
- * ops on dequantized
- * values decomposed in float on CPU, a bfloat16 cast inside a quantized
- * graph. Every model is also run before and after lowering (htp simulator)
- * and must give the same outputs. */
+ * ops on dequantized values decomposed in float on CPU, a bfloat16 cast
+ * inside a quantized graph. Every model is also run before and after
+ * lowering (the target's simulator) and must give the same outputs. */
 #include "lowertest.h"
 
 #include <math.h>
