@@ -1,4 +1,4 @@
-/* units.c: QDQ node units, for targets with "qdq_node_units" (htp).
+/* units.c: QDQ node units, for targets with "qdq_node_units" (htp, lpai).
  *
  * A quantized model as exporters write it surrounds each op with
  * DequantizeLinear nodes on its inputs and a QuantizeLinear on its output.
@@ -8,17 +8,20 @@
  *
  * Membership (QNN's rule): a DequantizeLinear joins the unit of its
  * consumer when that consumer is its only use (not a graph output, not read
- * by a subgraph); a QuantizeLinear joins the unit of its producer when it is
- * the only use of that output. A DequantizeLinear straight into a
- * QuantizeLinear (a requantization) is a unit of two. A DequantizeLinear's
+ * by a subgraph); a QuantizeLinear with a constant scale and zero point
+ * joins the unit of its producer when it is the only use of that output. A
+ * DequantizeLinear straight into a QuantizeLinear (a requantization) is a
+ * unit of two. A DequantizeLinear's
  * consumer that is itself a DequantizeLinear, or a QuantizeLinear's producer
  * that is a QuantizeLinear, starts a unit of its own.
  *
  * Partitioning then runs on the graph with every unit contracted to one node.
  * That graph has no cycle: a DequantizeLinear member has no use outside its
- * unit and its consumer's output reaches the outside only through the
- * QuantizeLinear member (where it joined), so a path that left a unit and
- * came back would be a cycle of the original graph. */
+ * unit, and a path that leaves a unit can only come back into a member's
+ * inputs: into a DequantizeLinear's or the op's, that is a cycle of the
+ * original graph; into a QuantizeLinear's data input, impossible (it is the
+ * op's output); into its scale or zero point, excluded by their being
+ * constants. */
 #include "partition.h"
 
 #include <stdlib.h>
@@ -74,6 +77,7 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
         for (uint32_t k = 0; k < x->n_in; k++)
             if (x->in[k] != CARVE_NONE && !cv_ids_push(&reads, x->in[k]))
                 goto nomem;
+        uint32_t direct = reads.n;
         for (uint32_t j = 0; j < x->n_attr; j++) {
             const cv_attr *a = &x->attr[j];
             uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
@@ -82,7 +86,7 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
                     goto nomem;
         }
         for (uint32_t k = 0; k < reads.n; k++) {
-            uses[reads.v[k]]++;
+            uses[reads.v[k]] += k < direct ? 1 : 2; /* a value a body captures is never inner */
             user[reads.v[k]] = i;
         }
     }
@@ -98,8 +102,15 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
             continue;
         for (uint32_t k = 0; k < x->n_out; k++) {
             carve_value_id v = x->out[k];
-            if (v != CARVE_NONE && uses[v] == 1 && is_onnx(&m->nodes[gr->nodes.v[user[v]]], "QuantizeLinear") &&
-                m->nodes[gr->nodes.v[user[v]]].n_in && m->nodes[gr->nodes.v[user[v]]].in[0] == v)
+            if (v == CARVE_NONE || uses[v] != 1)
+                continue;
+            const cv_node *q_node = &m->nodes[gr->nodes.v[user[v]]];
+            bool ok = is_onnx(q_node, "QuantizeLinear") && q_node->n_in && q_node->in[0] == v;
+            /* a runtime scale or zero point could be made from another
+             * output of x: joining would close a cycle */
+            for (uint32_t p = 1; ok && p < q_node->n_in; p++)
+                ok = q_node->in[p] == CARVE_NONE || cv_value_is_const(m, q_node->in[p]);
+            if (ok)
                 join(unit_of, i, user[v]);
         }
     }

@@ -453,6 +453,37 @@ static void gpu_has_no_units(void)
     carve_model_free(m);
 }
 
+/* A QuantizeLinear whose scale is computed from another output of its
+ * producer (Split): joining it to the Split's unit would make the contracted
+ * graph cyclic (Split -> ReduceMax -> Q), so it stays a unit of its own. */
+static void runtime_scale_from_sibling(void)
+{
+    carve_model *m = lt_model(ctx, 13);
+    int64_t xd[2] = {2, 8};
+    carve_value_id x = lt_input(m, "x", 2, xd);
+    const char *outs[2] = {"a", "b"};
+    carve_node_id sp = carve_graph_add_node(m, 0, "Split", "", "split", 1, &x, 2, outs);
+    carve_value_id a = carve_node_output(m, sp, 0), b = carve_node_output(m, sp, 1);
+    carve_value_id ab = lt_op(m, "Abs", "abs", 1, &b, "ab");
+    carve_value_id mx = lt_op(m, "ReduceMax", "rmax", 1, &ab, "mx");
+    carve_node_set_attr_int(m, carve_model_find_node(m, "rmax"), "keepdims", 0);
+    carve_value_id e[2] = {mx, scalar_f(m, "eps", 0.01f)};
+    carve_value_id sc = lt_op(m, "Add", "sc_add", 2, e, "sc");
+    carve_value_id z = scalar_q(m, "z", CARVE_UINT8, 128);
+    carve_value_id aq = qnode(m, "QuantizeLinear", "q_a", a, sc, z, "a_q");
+    carve_graph_add_output(m, 0, qnode(m, "DequantizeLinear", "dq_a", aq, sc, z, "y"));
+    cv_val *in[1] = {ot_random(CARVE_FLOAT, 2, xd, 41, -1, 1)};
+    cJSON *r = NULL;
+    OT_CHECK(lt_lower_run(m, "htp", NULL, in, 1e-6, 0, &r) == LT_EQUAL, "runtime scale from a sibling output: equal");
+    if (r) {
+        OT_CHECK(strcmp(lt_place(r, "q_a", pb), "cpu") && strcmp(lt_place(r, "split", pb), "cpu"),
+                 "split and q_a delegated (%s, %s)", lt_place(r, "split", pb), lt_place(r, "q_a", pb));
+        cJSON_Delete(r);
+    }
+    cv_val_unref(in[0]);
+    carve_model_free(m);
+}
+
 /* lpai takes integers only: inside a QDQ unit the float values stand for
  * quantized ones, so the Conv and Relu units are delegated; the first
  * QuantizeLinear reads the float input and stays on CPU. Without units the
@@ -499,6 +530,7 @@ int main(void)
     runtime_scale();
     gpu_has_no_units();
     lpai_takes_units();
+    runtime_scale_from_sibling();
     carve_ctx_free(ctx);
     return ot_finish();
 }
