@@ -5,8 +5,9 @@
  * coordinate_transformation_mode), so the work splits into per-axis tables
  * of (input index, weight) taps, computed once in double, and passes that
  * apply them: nearest is a gather (any dtype), linear and cubic are
- * separable 1-D passes, plus a direct bilinear loop for the common NCHW
- * float32 case. The conventions follow the ONNX reference implementation
+ * separable 1-D passes, plus a direct bilinear loop for the 2-D case of
+ * image models that rounds as onnxruntime does (see bilinear_f32). The
+ * conventions follow the ONNX reference implementation
  * (onnx/reference/ops/op_resize.py): the ratio of a coordinate that falls
  * on a pixel is 1 (the left neighbour is the base), neighbours beyond the
  * edge repeat the edge, exclude_outside drops them and renormalizes,
@@ -48,7 +49,9 @@ typedef struct {
     int rank;
     int64_t in[CARVE_MAX_RANK], out[CARVE_MAX_RANK]; /* -1: unknown (inference) */
     double scale[CARVE_MAX_RANK];
-    double len[CARVE_MAX_RANK]; /* length_resized as a real: in * scale */
+    float fscale[CARVE_MAX_RANK]; /* the scale in float32 as onnxruntime holds it: the scales value, or
+                                   * float(out) / float(in) for sizes */
+    double len[CARVE_MAX_RANK];   /* length_resized as a real: in * scale */
     double roi0[CARVE_MAX_RANK], roi1[CARVE_MAX_RANK];
     bool same[CARVE_MAX_RANK]; /* the output dim is the input dim (symbols kept) */
 } rshape;
@@ -189,6 +192,7 @@ static int plan_shape(const carve_model *m, carve_node_id n, int64_t opset, cons
     for (int d = 0; d < rank; d++) {
         rs->in[d] = rs->out[d] = in[d];
         rs->scale[d] = 1.0;
+        rs->fscale[d] = 1.0f;
         rs->len[d] = (double)in[d];
         rs->roi0[d] = 0.0, rs->roi1[d] = 1.0;
         rs->same[d] = true;
@@ -272,6 +276,7 @@ static int plan_shape(const carve_model *m, carve_node_id n, int64_t opset, cons
                 return PLAN_ERR;
             }
             rs->scale[d] = sc[i];
+            rs->fscale[d] = (float)sc[i];
             rs->same[d] = sc[i] == 1.0;
             if (in[d] < 0)
                 continue;
@@ -297,9 +302,11 @@ static int plan_shape(const carve_model *m, carve_node_id n, int64_t opset, cons
                 return PLAN_ERR;
             }
             rs->scale[d] = in[d] ? (double)sz[i] / (double)in[d] : 1.0;
+            rs->fscale[d] = in[d] ? (float)sz[i] / (float)in[d] : 1.0f;
         }
     } else {
         double s = a->policy == KAR_NOT_LARGER ? INFINITY : 0.0;
+        float fs = a->policy == KAR_NOT_LARGER ? INFINITY : 0.0f;
         for (int i = 0; i < na; i++) {
             int d = a->axes[i];
             if (in[d] < 0) {
@@ -314,11 +321,14 @@ static int plan_shape(const carve_model *m, carve_node_id n, int64_t opset, cons
                 return PLAN_ERR;
             }
             double r = (double)sz[i] / (double)in[d];
+            float fr = (float)sz[i] / (float)in[d];
             s = a->policy == KAR_NOT_LARGER ? fmin(s, r) : fmax(s, r);
+            fs = a->policy == KAR_NOT_LARGER ? fminf(fs, fr) : fmaxf(fs, fr);
         }
         for (int i = 0; i < na; i++) {
             int d = a->axes[i];
             rs->scale[d] = s;
+            rs->fscale[d] = fs;
             rs->same[d] = false;
             rs->len[d] = s * (double)in[d];
             double o = floor(rs->len[d] + 0.5);
@@ -537,49 +547,142 @@ static bool amap_build(const rattrs *a, const rshape *rs, int d, amap *m)
 DEFINE_PASS(pass_f32, float)
 DEFINE_PASS(pass_f64, double)
 
-/* Bilinear over the last two axes of float32 data, every other axis the
- * identity: the hot path of image models. */
-static carve_status bilinear_f32(cv_kctx *k, const float *src, float *dst, size_t planes, const amap *ay,
-                                 const amap *ax)
-{
-    size_t ih = (size_t)ay->in, iw = (size_t)ax->in, oh = (size_t)ay->out, ow = (size_t)ax->out;
-    size_t *xi = cv_malloc(2 * ow * sizeof *xi + 1);
-    float *xw = cv_malloc(2 * ow * sizeof *xw + 1);
-    if (!xi || !xw) {
-        cv_free(xi);
-        cv_free(xw);
-        return cv_knomem(k);
-    }
-    for (size_t i = 0; i < 2 * ow; i++) {
-        xi[i] = (size_t)ax->idx[i];
-        xw[i] = (float)ax->w[i];
-    }
-    for (size_t p = 0; p < planes; p++) {
-        const float *s = src + p * ih * iw;
-        float *d = dst + p * oh * ow;
-        for (size_t y = 0; y < oh; y++) {
-            const float *r0 = s + (size_t)ay->idx[2 * y] * iw, *r1 = s + (size_t)ay->idx[2 * y + 1] * iw;
-            float wy0 = (float)ay->w[2 * y], wy1 = (float)ay->w[2 * y + 1];
-            float *o = d + y * ow;
-            for (size_t x = 0; x < ow; x++) {
-                size_t x0 = xi[2 * x], x1 = xi[2 * x + 1];
-                float wx0 = xw[2 * x], wx1 = xw[2 * x + 1];
-                o[x] = wy0 * (wx0 * r0[x0] + wx1 * r0[x1]) + wy1 * (wx0 * r1[x0] + wx1 * r1[x1]);
-            }
-        }
-    }
-    cv_free(xi);
-    cv_free(xw);
-    return CARVE_OK;
-}
+/* ---------------------------------------------------------------- bilinear */
 
-/* ---------------------------------------------------------------- kernel */
-
+/* One Resize run: attributes, geometry, per-axis tables. */
 typedef struct {
     rattrs a;
     rshape rs;
     amap maps[CARVE_MAX_RANK];
 } rjob;
+
+/* Linear mode over two adjacent axes, every other axis left alone (NCHW
+ * with H and W resized, a 2-D tensor, NHWC), in float32, rounds as
+ * onnxruntime does, to the bit: the source coordinate computed in float32,
+ * clamped into [0, in - 1]; the neighbours its floor and the next pixel
+ * (at the last pixel both are it, weighted 1/2 each); the output
+ * w11 X11 + w12 X12 + w21 X21 + w22 X22, summed in that order, each weight
+ * the product of the two axis weights. In real arithmetic this is the ONNX
+ * reference's value (clamping the coordinate and repeating the edge pixel
+ * agree), but the order of the float32 roundings decides the last bit, and
+ * a quantized model turns a last bit into a different quantized value
+ * (DynamicQuantizeLinear rounds x / scale): through its many Resize and
+ * DynamicQuantizeLinear nodes, imgly small's decoder drifted 0.28 from
+ * onnxruntime with the separable order. */
+typedef struct {
+    size_t i1, i2; /* the two neighbours */
+    float w1, w2;  /* their weights */
+} bltap;
+
+/* The source coordinate in float32 with onnxruntime's expressions; the
+ * lengths are the spec's (length_resized is in * scale as a real, as in
+ * orig_coord). onnxruntime skips the transform of an axis of scale 1: for
+ * every mode but tf_half_pixel_for_nn the formula gives x there anyway (up
+ * to rounding), that one shifts by half a pixel in the spec. */
+static float orig_coord_f32(const rattrs *a, const rshape *rs, int d, int64_t xo)
+{
+    float x = (float)xo, s = rs->fscale[d], in = (float)rs->in[d];
+    if (s == 1.0f && a->ct != CT_TF_HALF_PIXEL_FOR_NN)
+        return x;
+    switch (a->ct) {
+    case CT_HALF_PIXEL: return (x + 0.5f) / s - 0.5f;
+    case CT_HALF_PIXEL_SYMMETRIC: {
+        float adj = (float)rs->out[d] / (s * in);
+        float off = in / 2 * (1 - adj);
+        return (float)((double)off + ((double)x + 0.5) / (double)s - 0.5);
+    }
+    case CT_PYTORCH_HALF_PIXEL: return rs->len[d] > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
+    case CT_ALIGN_CORNERS: return rs->len[d] == 1 ? 0.0f : x * (in - 1) / ((float)rs->len[d] - 1);
+    case CT_ASYMMETRIC: return x / s;
+    case CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5f) / s;
+    case CT_TF_CROP_AND_RESIZE: break; /* not on this path */
+    }
+    return x;
+}
+
+static void bilinear_taps(const rattrs *a, const rshape *rs, int d, bltap *t)
+{
+    int64_t in = rs->in[d];
+    float last = (float)(in - 1);
+    for (int64_t xo = 0; xo < rs->out[d]; xo++) {
+        float c = orig_coord_f32(a, rs, d, xo);
+        if (!(c > 0)) /* NaN too, as std::max(0.0f, std::min(c, last)) */
+            c = 0;
+        if (c > last)
+            c = last;
+        int64_t i1 = (int64_t)c;
+        if (i1 > in - 1)
+            i1 = in - 1;
+        int64_t i2 = i1 + 1 < in ? i1 + 1 : in - 1;
+        t[xo].i1 = (size_t)i1, t[xo].i2 = (size_t)i2;
+        if (i1 == i2)
+            t[xo].w1 = t[xo].w2 = 0.5f;
+        else
+            t[xo].w1 = fabsf(c - (float)i2), t[xo].w2 = fabsf(c - (float)i1);
+    }
+}
+
+/* The axis d of the bilinear path (axes d and d + 1 resized), or -1. */
+static int bilinear_axis(const rjob *j)
+{
+    int r = j->rs.rank;
+    if (j->a.mode != RM_LINEAR || j->a.antialias || j->a.ct == CT_TF_CROP_AND_RESIZE || r < 2)
+        return -1;
+    bool outer_id = true;
+    for (int d = 0; d < r - 2 && outer_id; d++)
+        outer_id = j->maps[d].identity;
+    if (outer_id)
+        return r - 2;
+    if (r == 4 && j->maps[0].identity && j->maps[3].identity)
+        return 1; /* NHWC */
+    return -1;
+}
+
+/* src [outer, in[d], in[d + 1], inner] -> dst [outer, out[d], out[d + 1], inner]. */
+static carve_status bilinear_f32(cv_kctx *k, const rjob *j, int d, const float *src, float *dst)
+{
+    const rshape *rs = &j->rs;
+    size_t ih = (size_t)rs->in[d], iw = (size_t)rs->in[d + 1], oh = (size_t)rs->out[d], ow = (size_t)rs->out[d + 1];
+    size_t outer = cv_nelem(d, rs->in), inner = cv_nelem(rs->rank - d - 2, rs->in + d + 2);
+    bltap *ty = cv_malloc(oh * sizeof *ty + 1), *tx = cv_malloc(ow * sizeof *tx + 1);
+    if (!ty || !tx) {
+        cv_free(ty);
+        cv_free(tx);
+        return cv_knomem(k);
+    }
+    bilinear_taps(&j->a, rs, d, ty);
+    bilinear_taps(&j->a, rs, d + 1, tx);
+    for (size_t p = 0; p < outer; p++) {
+        const float *s = src + p * ih * iw * inner;
+        float *o = dst + p * oh * ow * inner;
+        for (size_t y = 0; y < oh; y++) {
+            const float *r1 = s + ty[y].i1 * iw * inner, *r2 = s + ty[y].i2 * iw * inner;
+            float wy1 = ty[y].w1, wy2 = ty[y].w2;
+            if (inner == 1) {
+                for (size_t x = 0; x < ow; x++) {
+                    const bltap *t = &tx[x];
+                    o[x] = t->w1 * wy1 * r1[t->i1] + t->w2 * wy1 * r1[t->i2] + t->w1 * wy2 * r2[t->i1] +
+                           t->w2 * wy2 * r2[t->i2];
+                }
+                o += ow;
+                continue;
+            }
+            for (size_t x = 0; x < ow; x++, o += inner) {
+                const bltap *t = &tx[x];
+                float c11 = t->w1 * wy1, c12 = t->w2 * wy1, c21 = t->w1 * wy2, c22 = t->w2 * wy2;
+                const float *a11 = r1 + t->i1 * inner, *a12 = r1 + t->i2 * inner;
+                const float *a21 = r2 + t->i1 * inner, *a22 = r2 + t->i2 * inner;
+                for (size_t c = 0; c < inner; c++)
+                    o[c] = c11 * a11[c] + c12 * a12[c] + c21 * a21[c] + c22 * a22[c];
+            }
+        }
+    }
+    cv_free(ty);
+    cv_free(tx);
+    return CARVE_OK;
+}
+
+/* ---------------------------------------------------------------- kernel */
 
 static void job_free(rjob *j)
 {
@@ -838,19 +941,13 @@ carve_status k_resize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
         if (j.a.mode == RM_NEAREST) {
             s = run_nearest(k, &j, x, y);
         } else if (cv_dtype_is_float(x->dtype) && x->dtype != CARVE_DOUBLE) {
-            int r = x->rank;
-            bool outer_id = r >= 2;
-            for (int d = 0; d < r - 2 && outer_id; d++)
-                outer_id = j.maps[d].identity;
-            bool fast = outer_id && j.maps[r - 1].ntap == 2 && j.maps[r - 2].ntap == 2 &&
-                        !j.maps[r - 1].any_ext && !j.maps[r - 2].any_ext && !j.maps[r - 1].identity &&
-                        !j.maps[r - 2].identity;
+            int bd = bilinear_axis(&j);
             cv_val *xf = x->dtype == CARVE_FLOAT ? (cv_val *)x : cv_val_to_f32(x);
             cv_val *yf = x->dtype == CARVE_FLOAT ? y : cv_val_new(CARVE_FLOAT, y->rank, y->dims);
             if (!xf || !yf)
                 s = cv_knomem(k);
-            else if (fast)
-                s = bilinear_f32(k, xf->data, yf->data, cv_nelem(r - 2, j.rs.out), &j.maps[r - 2], &j.maps[r - 1]);
+            else if (bd >= 0)
+                s = bilinear_f32(k, &j, bd, xf->data, yf->data);
             else
                 s = interp_f32(k, &j, xf->data, yf->data);
             if (!s && yf != y) {

@@ -3,7 +3,8 @@
  * carve with onnxruntime on them: Gelu (opset 20, both approximations),
  * GroupNormalization (18 and 21), blocked DequantizeLinear / QuantizeLinear
  * (opset 21, block_size), int4/uint4 weights (opset 21), float8 weights
- * (opset 19).
+ * (opset 19); and bilinear Resize, which has node cases but must also round
+ * as onnxruntime does (names ending in _exact: compared bit for bit).
  *
  *   ort_cases OUT_DIR      (one OUT_DIR/<case>.onnx per case) */
 #include "opstest.h"
@@ -146,6 +147,39 @@ int main(int argc, char **argv)
         carve_node_set_attr_int(m, d, "axis", 1);
         carve_node_set_attr_int(m, d, "block_size", 4);
         save(m, four ? "qdq_int4_blocked" : "qdq_int8_blocked", d);
+    }
+    /* Resize linear over two adjacent axes (NCHW, NHWC, 2-D): a quantized
+     * model downstream turns a last-bit difference into a different value,
+     * so carve rounds as onnxruntime does (k_resize.c). */
+    struct {
+        const char *name, *ct;
+        int64_t opset;
+        int rank;
+        int64_t in[4], sizes[4]; /* sizes[0] == 0: scales */
+        float scales[4];
+    } rz[] = {
+        {"resize_linear_half_pixel_exact", "half_pixel", 13, 4, {1, 3, 7, 9}, {1, 3, 17, 5}, {0}},
+        {"resize_linear_nhwc_exact", "half_pixel", 13, 4, {1, 6, 5, 3}, {1, 11, 13, 3}, {0}},
+        {"resize_linear_2d_exact", "half_pixel", 13, 2, {5, 8}, {12, 19}, {0}},
+        {"resize_linear_align_corners_exact", "align_corners", 13, 4, {2, 2, 5, 8}, {2, 2, 9, 3}, {0}},
+        {"resize_linear_pytorch_half_pixel_exact", "pytorch_half_pixel", 13, 4, {1, 4, 9, 6}, {1, 4, 4, 11}, {0}},
+        {"resize_linear_asymmetric_scales_exact", "asymmetric", 13, 4, {1, 2, 6, 5}, {0}, {1, 1, 2.5f, 1.5f}},
+        {"resize_linear_symmetric_exact", "half_pixel_symmetric", 19, 4, {1, 2, 6, 7}, {0}, {1, 1, 1.7f, 0.6f}},
+    };
+    for (size_t i = 0; i < sizeof rz / sizeof *rz; i++) {
+        carve_model *m = model(rz[i].opset);
+        int64_t n = rz[i].rank;
+        carve_value_id in[4] = {input(m, "x", rz[i].rank, rz[i].in), CARVE_NONE, CARVE_NONE, CARVE_NONE};
+        if (rz[i].sizes[0])
+            in[3] = carve_graph_add_initializer(m, 0, "sizes", CARVE_INT64, 1, &n, rz[i].sizes,
+                                                (size_t)n * sizeof(int64_t));
+        else
+            in[2] = carve_graph_add_initializer(m, 0, "scales", CARVE_FLOAT, 1, &n, rz[i].scales,
+                                                (size_t)n * sizeof(float));
+        carve_node_id r = node(m, "Resize", rz[i].sizes[0] ? 4 : 3, in, "y");
+        carve_node_set_attr_string(m, r, "mode", "linear");
+        carve_node_set_attr_string(m, r, "coordinate_transformation_mode", rz[i].ct);
+        save(m, rz[i].name, r);
     }
     carve_ctx_free(ctx);
     printf("wrote %d models to %s\n", written, dir);

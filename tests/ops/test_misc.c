@@ -568,6 +568,65 @@ static void test_resize_fixed(void)
     }
 }
 
+/* Bilinear rounding. X is chosen so that every output of its 2x half_pixel
+ * upsample is a float32 in real arithmetic, so the spec's values are known
+ * exactly and worked out by hand. Output (2, 2): source coordinate
+ * (2 + 0.5) / 2 - 0.5 = 0.75 on both axes, weights 1/4 (pixel 0) and 3/4
+ * (pixel 1):
+ *   -2048/16 + 65536 * 3/16 + 0.1875 * 3/16 - 131072 * 9/16
+ *   = -128 + 12288 + 0.03515625 - 73728 = -61567.96484375.
+ * Summing the four weighted pixels in order, as onnxruntime does, gives it;
+ * interpolating the rows first, then between them, rounded it to
+ * -61567.96875, and in a quantized model (imgly small) such last bits grew
+ * into a 0.28 difference from onnxruntime. NCHW, NHWC (two channels, the
+ * second negated) and an upsample of the width alone. */
+static void test_resize_rounding(void)
+{
+    static const float xv[] = {-2048, 65536, 0.1875f, -131072};
+    static const float want[4][4] = {{-2048, 14848, 48640, 65536},
+                                     {-1535.953125f, 2944.03515625f, 11904.01171875f, 16384},
+                                     {-511.859375f, -20863.89453125f, -61567.96484375f, -81920},
+                                     {0.1875f, -32767.859375f, -98303.953125f, -131072}};
+    static const char *const layouts[] = {"NCHW", "NHWC", "width alone"};
+    for (int li = 0; li < 3; li++) {
+        int64_t d[4] = {1, 1, 2, 2}, sz[4] = {1, 1, 4, 4};
+        int ch = 1;
+        float x[8];
+        if (li == 1) {
+            ch = 2;
+            d[1] = 2, d[3] = 2, sz[1] = 4, sz[3] = 2;
+            for (int i = 0; i < 4; i++)
+                x[2 * i] = xv[i], x[2 * i + 1] = -xv[i];
+        } else {
+            memcpy(x, xv, sizeof xv);
+            if (li == 2)
+                sz[2] = 2;
+        }
+        tb t;
+        tb_init(&t, 13);
+        carve_value_id ins[4] = {tb_in(&t, "X", tensor_f32(4, d, x)), CARVE_NONE, CARVE_NONE,
+                                 tb_const(&t, "sizes", vec_i64(4, sz))};
+        carve_node_id n = tb_node(&t, "Resize", 4, ins);
+        carve_node_set_attr_string(t.m, n, "mode", "linear");
+        cv_val *y;
+        OT_CHECK(tb_run(&t, &y) == CARVE_OK, "Resize rounding %s: %s", layouts[li], carve_errmsg(t.ctx));
+        size_t ny = li == 2 ? 8 : 16;
+        OT_CHECK(y && y->nelem == ny * (size_t)ch, "Resize rounding %s: %zu elements", layouts[li], y ? y->nelem : 0);
+        for (size_t i = 0; y && y->nelem == ny * (size_t)ch && i < ny; i++) {
+            size_t wi = li == 2 ? (i < 4 ? i : i + 8) : i; /* the width alone: the first and last rows */
+            for (int c = 0; c < ch; c++) {
+                float got = ((float *)y->data)[i * (size_t)ch + (size_t)c], w = want[wi / 4][wi % 4];
+                if (c)
+                    w = -w;
+                OT_CHECK(got == w, "Resize rounding %s: element %zu channel %d is %.9g, the exact value is %.9g",
+                         layouts[li], i, c, (double)got, (double)w);
+            }
+        }
+        cv_val_unref(y);
+        tb_free(&t);
+    }
+}
+
 /* ================================================================ Resize inference */
 
 static carve_dim sym(const char *p) { return (carve_dim){-1, p}; }
@@ -1352,6 +1411,7 @@ int main(void)
 {
     test_resize_reference();
     test_resize_fixed();
+    test_resize_rounding();
     test_resize_inference();
     test_resize_errors();
     test_nms();
