@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # bench_models.sh: carve's reference runtime against onnxruntime (one thread)
 # on OCR det (1x3x640x640) and OCR rec (1x3x48x320), same inputs, same run:
-# time per run and peak memory of each, and their ratio.
+# time per run and peak memory of each, and their ratio. carve's BLAS runs
+# one thread too (OPENBLAS_NUM_THREADS, 1 unless set). The machine's load
+# average is printed first: on a shared machine the times move with it.
 #   bench/bench_models.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 RUNS=${2:-5}
@@ -25,6 +28,7 @@ run() {
     "$(awk -v a="$cm" -v b="$om" 'BEGIN { printf "%.2f", a / b }')"
   rm -rf "$dir"
 }
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS"
 run "OCR det 1x3x640x640" "$CACHE/ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx" \
   --dim $P.0=1 --dim $P.1=640 --dim $P.2=640
 run "OCR rec 1x3x48x320" "$CACHE/ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx" \

@@ -551,7 +551,8 @@ static carve_status cast(cv_kctx *k, cv_val *x, carve_dtype to, bool saturate, c
         *out = cv_val_ref(x);
         return CARVE_OK;
     }
-    cv_val *y = cv_val_like_dtype(x, to);
+    /* every path below writes every element (strings start NULL) */
+    cv_val *y = cv_val_new_uninit(to, x->rank, x->dims);
     if (!y)
         return cv_knomem(k);
     carve_status s = CARVE_OK;

@@ -326,42 +326,213 @@ static void tap_row(float *restrict y, const float *restrict x, float w, int64_t
         y[o] += w * x[o * s + off];
 }
 
-/* Depthwise 2-D (one input channel per group), float32: for each output row
- * and kernel tap, one multiply-add sweep over the valid part of the row. */
+#if defined(__GNUC__)
+/* Four floats: GCC and clang vector extensions, one SSE register. Lane by
+ * lane the arithmetic is the scalar code's (a multiply, then an add). */
+typedef float dw_vec __attribute__((vector_size(16)));
+#define DW_VEC 4
+#endif
+
+/* The kernel rows of one output row of a depthwise channel that land
+ * inside the input: output o reads x[xo[q] + o * stride + kw * dw] with
+ * weight w[q][kw]. */
+typedef struct {
+    const float *x;
+    int64_t *xo;
+    const float **w;
+    int64_t n, kw, dw;
+} dwrows;
+
+#if defined(DW_VEC) && (defined(__clang__) || __GNUC__ >= 12)
+/* Outputs o..o+3 of stride 2 read x[p], x[p + 2], x[p + 4], x[p + 6]. */
+static inline dw_vec dw_load2(const float *p)
+{
+    dw_vec a, b;
+    memcpy(&a, p, sizeof a);
+    memcpy(&b, p + DW_VEC, sizeof b);
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
+}
+#define DW_STRIDE2 1
+#endif
+
+/* Outputs [lo, hi) of a row where every kernel column lands inside the
+ * input: each output takes its taps in the order of the per-tap sweeps
+ * (kernel rows, then columns), so its sum rounds as theirs did, but a strip
+ * of 16 (then 4) outputs is held in registers over all taps: y is loaded
+ * and stored once per strip instead of once per tap. Stride s is 1 or 2;
+ * vhi bounds the outputs whose stride-2 loads (8 floats for 4 outputs)
+ * stay inside the row. */
+static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t lo, int64_t hi, int64_t vhi)
+{
+    int64_t o = lo, KW = r->kw, dw = r->dw;
+#ifdef DW_VEC
+    if (s == 1) {
+        for (; o + 4 * DW_VEC <= hi; o += 4 * DW_VEC) {
+            dw_vec a0, a1, a2, a3;
+            memcpy(&a0, y + o, sizeof a0);
+            memcpy(&a1, y + o + DW_VEC, sizeof a1);
+            memcpy(&a2, y + o + 2 * DW_VEC, sizeof a2);
+            memcpy(&a3, y + o + 3 * DW_VEC, sizeof a3);
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const float *xs = r->x + (r->xo[q] + o + kw * dw);
+                    float wq = r->w[q][kw];
+                    dw_vec x0, x1, x2, x3;
+                    memcpy(&x0, xs, sizeof x0);
+                    memcpy(&x1, xs + DW_VEC, sizeof x1);
+                    memcpy(&x2, xs + 2 * DW_VEC, sizeof x2);
+                    memcpy(&x3, xs + 3 * DW_VEC, sizeof x3);
+                    a0 += wq * x0;
+                    a1 += wq * x1;
+                    a2 += wq * x2;
+                    a3 += wq * x3;
+                }
+            memcpy(y + o, &a0, sizeof a0);
+            memcpy(y + o + DW_VEC, &a1, sizeof a1);
+            memcpy(y + o + 2 * DW_VEC, &a2, sizeof a2);
+            memcpy(y + o + 3 * DW_VEC, &a3, sizeof a3);
+        }
+        for (; o + DW_VEC <= hi; o += DW_VEC) {
+            dw_vec a;
+            memcpy(&a, y + o, sizeof a);
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    dw_vec xv;
+                    memcpy(&xv, r->x + (r->xo[q] + o + kw * dw), sizeof xv);
+                    a += r->w[q][kw] * xv;
+                }
+            memcpy(y + o, &a, sizeof a);
+        }
+    }
+#ifdef DW_STRIDE2
+    if (s == 2) {
+        for (; o + 2 * DW_VEC <= vhi; o += 2 * DW_VEC) {
+            dw_vec a0, a1;
+            memcpy(&a0, y + o, sizeof a0);
+            memcpy(&a1, y + o + DW_VEC, sizeof a1);
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const float *xs = r->x + (r->xo[q] + 2 * o + kw * dw);
+                    float wq = r->w[q][kw];
+                    a0 += wq * dw_load2(xs);
+                    a1 += wq * dw_load2(xs + 2 * DW_VEC);
+                }
+            memcpy(y + o, &a0, sizeof a0);
+            memcpy(y + o + DW_VEC, &a1, sizeof a1);
+        }
+        for (; o + DW_VEC <= vhi; o += DW_VEC) {
+            dw_vec a;
+            memcpy(&a, y + o, sizeof a);
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++)
+                    a += r->w[q][kw] * dw_load2(r->x + (r->xo[q] + 2 * o + kw * dw));
+            memcpy(y + o, &a, sizeof a);
+        }
+    }
+#endif
+#endif
+    (void)vhi;
+    for (; o < hi; o++) {
+        float a = y[o];
+        for (int64_t q = 0; q < r->n; q++)
+            for (int64_t kw = 0; kw < KW; kw++)
+                a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * dw];
+        y[o] = a;
+    }
+}
+
+/* Output o near a row's end, where only some kernel columns land inside
+ * the input (column kw does for o in [lo[kw], hi[kw]); they are a range). */
+static void dw_edge(float *restrict y, const dwrows *r, int64_t s, int64_t o, const int64_t *lo, const int64_t *hi)
+{
+    int64_t k0 = 0, k1 = r->kw;
+    while (k0 < k1 && !(o >= lo[k0] && o < hi[k0]))
+        k0++;
+    while (k1 > k0 && !(o >= lo[k1 - 1] && o < hi[k1 - 1]))
+        k1--;
+    float a = y[o];
+    for (int64_t q = 0; q < r->n; q++)
+        for (int64_t kw = k0; kw < k1; kw++)
+            a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * r->dw];
+    y[o] = a;
+}
+
+/* Depthwise 2-D (one input channel per group), float32, added to the bias
+ * already in y. Strides 1 and 2 along the row: output by output over all
+ * its taps (dw_interior, dw_edge). Other strides: one multiply-add sweep
+ * per output row and kernel tap. */
 static bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
 {
     const win *w = &g->w;
     int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->k[0], KW = w->k[1];
     int64_t sh = w->s[0], sw = w->s[1], dh = w->d[0], dw = w->d[1], pt = w->pb[0], pl = w->pb[1];
     int64_t mult = g->M / g->group;
-    int64_t *lo = cv_malloc((size_t)KW * 2 * sizeof *lo), *hi = lo + KW;
+    size_t nb = ((size_t)KW * 2 + (size_t)KH) * sizeof(int64_t) + (size_t)KH * sizeof(const float *);
+    int64_t *lo = cv_malloc(nb), *hi = lo + KW;
     if (!lo)
         return false;
-    for (int64_t kw = 0; kw < KW; kw++)
+    dwrows r = {NULL, hi + KW, (const float **)(hi + KW + KH), 0, KW, dw};
+    /* outputs [ilo, ihi) have every kernel column inside the row; below
+     * vhi, the one float past the last column read is too (stride 2) */
+    int64_t ilo = 0, ihi = OW;
+    for (int64_t kw = 0; kw < KW; kw++) {
         valid_range(kw * dw - pl, sw, W, OW, &lo[kw], &hi[kw]);
+        ilo = lo[kw] > ilo ? lo[kw] : ilo;
+        ihi = hi[kw] < ihi ? hi[kw] : ihi;
+    }
+    if (ihi < ilo)
+        ihi = ilo;
+    int64_t vhi = ihi;
+    while (vhi > ilo && (vhi - 1) * sw + (KW - 1) * dw - pl + 1 >= W)
+        vhi--;
+    bool fused = sw == 1 || sw == 2;
     for (int64_t nn = 0; nn < g->N; nn++)
         for (int64_t m = 0; m < g->M; m++) {
             const float *xp = x + (size_t)(nn * g->C + m / mult) * (size_t)(H * W);
             const float *wp = wt + (size_t)(m * KH * KW);
             float *yp = y + (size_t)(nn * g->M + m) * (size_t)(OH * OW);
-            for (int64_t oh = 0; oh < OH; oh++)
+            if (!fused) {
+                for (int64_t oh = 0; oh < OH; oh++, yp += OW)
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        int64_t ih = oh * sh - pt + kh * dh;
+                        if (ih < 0 || ih >= H)
+                            continue;
+                        for (int64_t kw = 0; kw < KW; kw++)
+                            tap_row(yp, xp + ih * W, wp[kh * KW + kw], sw, kw * dw - pl, lo[kw], hi[kw]);
+                    }
+                continue;
+            }
+            for (int64_t oh = 0; oh < OH; oh++, yp += OW) {
+                r.x = xp, r.n = 0;
                 for (int64_t kh = 0; kh < KH; kh++) {
                     int64_t ih = oh * sh - pt + kh * dh;
                     if (ih < 0 || ih >= H)
                         continue;
-                    for (int64_t kw = 0; kw < KW; kw++)
-                        tap_row(yp + oh * OW, xp + ih * W, wp[kh * KW + kw], sw, kw * dw - pl, lo[kw], hi[kw]);
+                    r.xo[r.n] = ih * W - pl;
+                    r.w[r.n++] = wp + kh * KW;
                 }
+                if (!r.n)
+                    continue;
+                for (int64_t o = 0; o < ilo; o++)
+                    dw_edge(yp, &r, sw, o, lo, hi);
+                dw_interior(yp, &r, sw, ilo, ihi, vhi);
+                for (int64_t o = ihi; o < OW; o++)
+                    dw_edge(yp, &r, sw, o, lo, hi);
+            }
         }
     cv_free(lo);
     return true;
 }
 
-/* Fills each output channel with its bias; y is zero already (no bias: no
- * work). */
+/* Fills each output channel with its bias, or y with zeros when there is
+ * none: the GEMMs and the depthwise loop accumulate into every element. */
 static void fill_bias(bool dbl, void *y, int64_t N, int64_t M, size_t P, const void *b)
 {
-    for (int64_t nn = 0; b && P && nn < N; nn++)
+    if (!b) {
+        memset(y, 0, (size_t)N * (size_t)M * P * (dbl ? 8 : 4));
+        return;
+    }
+    for (int64_t nn = 0; P && nn < N; nn++)
         for (int64_t m = 0; m < M; m++) {
             size_t o = (size_t)(nn * M + m) * P;
             if (dbl) {
@@ -410,7 +581,7 @@ static carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x
         lines = 1;
     if (lines > NL)
         lines = NL;
-    uint8_t *col = cv_malloc(Kd * (size_t)(lines * L) * es);
+    uint8_t *col = cv_scratch_alloc(Kd * (size_t)(lines * L) * es);
     if (!col)
         return cv_knomem(k);
     carve_status st = CARVE_OK;
@@ -427,7 +598,7 @@ static carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x
                     st = cv_kerr(k, "convolution too large for BLAS (a dimension exceeds 2^31-1)");
             }
         }
-    cv_free(col);
+    cv_scratch_free(col);
     return st;
 }
 
@@ -519,7 +690,7 @@ static carve_status conv_float(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **
     bool dbl = x->dtype == CARVE_DOUBLE;
     cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *ww = dbl ? cv_val_ref(wt) : nn_f32(wt);
     cv_val *bw = !b ? NULL : dbl ? cv_val_ref(b) : nn_f32(b);
-    cv_val *y = cv_val_new(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od);
+    cv_val *y = cv_val_new_uninit(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od); /* core: fill_bias first */
     if (!xw || !ww || (b && !bw) || !y)
         st = cv_knomem(k);
     else
@@ -605,7 +776,7 @@ static carve_status convt_core(cv_kctx *k, const convg *g, bool dbl, const void 
         lines = 1;
     if (lines > NL)
         lines = NL;
-    uint8_t *col = cv_malloc(rows * (size_t)(lines * IL) * es);
+    uint8_t *col = cv_scratch_alloc(rows * (size_t)(lines * IL) * es);
     if (!col)
         return cv_knomem(k);
     const uint8_t *xb = x, *wb = wt;
@@ -625,7 +796,7 @@ static carve_status convt_core(cv_kctx *k, const convg *g, bool dbl, const void 
                     col2im(w, col, dbl, Mg, l0, l1, yg);
             }
         }
-    cv_free(col);
+    cv_scratch_free(col);
     return st;
 }
 
@@ -697,18 +868,16 @@ static carve_status int_conv(cv_kctx *k, const cv_val *x, const cv_val *xzp, con
     out_shape(g, od);
     size_t ny = cv_nelem(x->rank, od);
     double *X = centre_scalar(x, xzp), *W = centre_channels(w, wzp, g->M), *B = b ? nn_decode(b) : NULL;
-    double *Y = cv_malloc((ny ? ny : 1) * sizeof *Y);
-    if (Y)
-        memset(Y, 0, (ny ? ny : 1) * sizeof *Y);
+    double *Y = cv_scratch_alloc((ny ? ny : 1) * sizeof *Y); /* conv_fwd fills it first */
     if (!X || !W || (b && !B) || !Y)
         st = cv_knomem(k);
     else
         st = conv_fwd(k, g, true, X, W, B, Y);
-    cv_free(X);
-    cv_free(W);
-    cv_free(B);
+    cv_scratch_free(X);
+    cv_scratch_free(W);
+    cv_scratch_free(B);
     if (st)
-        cv_free(Y);
+        cv_scratch_free(Y);
     else
         *acc = Y;
     return st;
@@ -725,15 +894,15 @@ carve_status k_convinteger(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
         return st;
     int64_t od[CARVE_MAX_RANK];
     out_shape(&g, od);
-    cv_val *y = cv_val_new(CARVE_INT32, in[0]->rank, od);
+    cv_val *y = cv_val_new_uninit(CARVE_INT32, in[0]->rank, od);
     if (!y) {
-        cv_free(acc);
+        cv_scratch_free(acc);
         return cv_knomem(k);
     }
     int32_t *o = y->data;
     for (size_t i = 0; i < y->nelem; i++) /* exact integers; wrap like int32 accumulation */
         o[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)acc[i];
-    cv_free(acc);
+    cv_scratch_free(acc);
     out[0] = y;
     return CARVE_OK;
 }
@@ -755,15 +924,15 @@ carve_status k_qlinearconv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
     if (st)
         return st;
     if (ws->nelem != 1 && (ws->rank != 1 || (int64_t)ws->nelem != g.M)) {
-        cv_free(acc);
+        cv_scratch_free(acc);
         return cv_kerr(k, "input 4 'w_scale' has %zu elements: expected a scalar or one per output channel (%lld)",
                        ws->nelem, (long long)g.M);
     }
     int64_t od[CARVE_MAX_RANK];
     out_shape(&g, od);
-    cv_val *y = cv_val_new(yzp->dtype, x->rank, od);
+    cv_val *y = cv_val_new_uninit(yzp->dtype, x->rank, od); /* nn_requant stores every element */
     if (!y) {
-        cv_free(acc);
+        cv_scratch_free(acc);
         return cv_knomem(k);
     }
     /* The multiplier in float32, applied in double (as the ONNX reference:
@@ -778,7 +947,7 @@ carve_status k_qlinearconv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
                 a[i] *= (double)mult;
         }
     bool ok = nn_requant(y, acc, yzp);
-    cv_free(acc);
+    cv_scratch_free(acc);
     if (!ok) {
         cv_val_unref(y);
         return cv_knomem(k);
@@ -958,8 +1127,9 @@ static carve_status pool(cv_kctx *k, pool_kind kind, cv_val **in, cv_val **out, 
     int64_t od[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]};
     memcpy(od + 2, w.out, (size_t)n * sizeof *od);
     bool dbl = x->dtype == CARVE_DOUBLE;
-    cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *y = cv_val_new(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od);
-    cv_val *ind = kind == PK_MAX && n_out > 1 ? cv_val_new(CARVE_INT64, x->rank, od) : NULL;
+    /* pool_planes writes every output element (and its index) */
+    cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *y = cv_val_new_uninit(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od);
+    cv_val *ind = kind == PK_MAX && n_out > 1 ? cv_val_new_uninit(CARVE_INT64, x->rank, od) : NULL;
     bool ok = xw && y && (ind || !(kind == PK_MAX && n_out > 1)) &&
               pool_planes(&w, &po, (size_t)x->dims[0] * (size_t)x->dims[1], dbl, xw->data, y->data, ind ? ind->data : NULL);
     cv_val_unref(xw);
@@ -1009,7 +1179,7 @@ static carve_status global_pool(cv_kctx *k, pool_kind kind, cv_val **in, cv_val 
     for (int i = 0; i < x->rank; i++)
         od[i] = i < 2 ? x->dims[i] : 1;
     bool dbl = x->dtype == CARVE_DOUBLE;
-    cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *y = cv_val_new(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od);
+    cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *y = cv_val_new_uninit(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od);
     if (!xw || !y) {
         cv_val_unref(xw);
         cv_val_unref(y);

@@ -115,7 +115,7 @@ static void fmt_shape(char *buf, size_t sz, int rank, const int64_t *dims)
 /* A float16/bfloat16 tensor as a new float32 one. */
 static cv_val *half_to_f32(const cv_val *x)
 {
-    cv_val *f = cv_val_new(CARVE_FLOAT, x->rank, x->dims);
+    cv_val *f = cv_val_new_uninit(CARVE_FLOAT, x->rank, x->dims);
     if (f)
         cv_ew_half_to_f32(x->data, f->data, x->nelem, x->dtype);
     return f;
@@ -123,7 +123,7 @@ static cv_val *half_to_f32(const cv_val *x)
 
 static cv_val *f32_to_half(const cv_val *f, carve_dtype t)
 {
-    cv_val *x = cv_val_new(t, f->rank, f->dims);
+    cv_val *x = cv_val_new_uninit(t, f->rank, f->dims);
     if (x)
         cv_ew_f32_to_half(f->data, x->data, f->nelem, t);
     return x;
@@ -314,7 +314,8 @@ carve_status k_unary(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
     }
     upar p = unary_params(k, &op);
     bool test = op == U_ISINF || op == U_ISNAN;
-    cv_val *y = cv_val_like_dtype(x, test ? CARVE_BOOL : x->dtype);
+    /* every dtype unary_takes admits has a loop writing all elements */
+    cv_val *y = cv_val_new_uninit(test ? CARVE_BOOL : x->dtype, x->rank, x->dims);
     if (!y)
         return cv_knomem(k);
     size_t n = x->nelem;
@@ -421,7 +422,7 @@ carve_status k_clip(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
         lo = bmin && is_fp(x->dtype) ? cv_val_get_f64(bmin, 0) : -float_limit(x->dtype);
         hi = bmax && is_fp(x->dtype) ? cv_val_get_f64(bmax, 0) : float_limit(x->dtype);
     }
-    cv_val *y = cv_val_like(x);
+    cv_val *y = cv_val_new_uninit(x->dtype, x->rank, x->dims);
     if (!y)
         return cv_knomem(k);
     size_t n = x->nelem;
@@ -767,7 +768,9 @@ static carve_status bin_eval(cv_kctx *k, ew_op op, const cv_val *a, const cv_val
         cv_val_unref(fy);
         return *out ? CARVE_OK : cv_knomem(k);
     }
-    cv_val *y = cv_val_new(cmp ? CARVE_BOOL : a->dtype, rank, dims);
+    /* the plan's runs cover every output element once; binary_takes
+     * admits only dtypes bin_run has a loop for */
+    cv_val *y = cv_val_new_uninit(cmp ? CARVE_BOOL : a->dtype, rank, dims);
     if (!y)
         return cv_knomem(k);
     if (y->nelem) {
@@ -871,7 +874,7 @@ static carve_status pow_eval(cv_kctx *k, const cv_val *a, const cv_val *b, cv_va
     carve_status s = bshape(k, 2, ab, idx, &rank, dims);
     if (s)
         return s;
-    cv_val *y = cv_val_new(a->dtype, rank, dims);
+    cv_val *y = cv_val_new_uninit(a->dtype, rank, dims); /* pow_run stores every element */
     if (!y)
         return cv_knomem(k);
     if (y->nelem) {
@@ -1130,7 +1133,7 @@ carve_status k_where(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
     const cv_val *cxy[3] = {in[0], in[1], in[2]};
     if ((s = bshape(k, 3, cxy, idx, &rank, dims)))
         return s;
-    cv_val *o = cv_val_new(in[1]->dtype, rank, dims);
+    cv_val *o = cv_val_new_uninit(in[1]->dtype, rank, dims); /* strings and 4-bit stay zeroed */
     if (!o)
         return cv_knomem(k);
     if (o->nelem) {

@@ -22,7 +22,7 @@ static void strides_of(int rank, const int64_t *dims, int64_t *st)
 static carve_status strided_out(cv_kctx *k, const cv_val *x, int rank, const int64_t *dims, const int64_t *st,
                                 size_t base, cv_val **out)
 {
-    cv_val *v = cv_val_new(x->dtype, rank, dims);
+    cv_val *v = cv_val_new_uninit(x->dtype, rank, dims); /* sh_copy_nd writes every element */
     if (!v)
         return cv_knomem(k);
     size_t es = sh_esize(x->dtype);
@@ -155,7 +155,8 @@ carve_status k_concat(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
             }
         dims[axis] += y->dims[axis];
     }
-    cv_val *v = cv_val_new(x->dtype, x->rank, dims);
+    /* outer x (every input's block) covers the output once */
+    cv_val *v = cv_val_new_uninit(x->dtype, x->rank, dims);
     if (!v)
         return cv_knomem(k);
     size_t es = sh_esize(x->dtype), outer = sh_span(dims, 0, axis), inner = sh_span(dims, axis + 1, x->rank) * es;
@@ -317,7 +318,7 @@ carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
         int64_t dims[CARVE_MAX_RANK];
         memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
         dims[axis] = sizes[i];
-        cv_val *v = cv_val_new(x->dtype, x->rank, dims);
+        cv_val *v = cv_val_new_uninit(x->dtype, x->rank, dims); /* outer blocks of blk bytes: all of it */
         if (!v)
             return cv_knomem(k);
         size_t blk = (size_t)sizes[i] * inner;

@@ -281,7 +281,8 @@ carve_status k_matmul(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
     if (st)
         return st;
     wkind wk = wkind_of(a->dtype);
-    cv_val *y = cv_val_new(a->dtype, s.orank, s.odims);
+    /* gemm1 (beta 0) writes every element of C, w_store every one of y */
+    cv_val *y = cv_val_new_uninit(a->dtype, s.orank, s.odims);
     bool oa = false, ob = false, oc = y && !w_native(y->dtype, wk);
     void *A = y ? w_load(a, wk, &oa) : NULL, *B = A ? w_load(b, wk, &ob) : NULL;
     void *C = !B ? NULL : oc ? cv_malloc((y->nelem ? y->nelem : 1) * wsize(wk)) : y->data;
@@ -354,7 +355,8 @@ carve_status k_gemm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
     }
     wkind wk = wkind_of(a->dtype);
     int64_t od[2] = {M, N};
-    cv_val *y = cv_val_new(a->dtype, 2, od);
+    /* W is beta*C or written by gemm1 with beta 0; w_store writes all of y */
+    cv_val *y = cv_val_new_uninit(a->dtype, 2, od);
     bool oa = false, ob = false, oc = false;
     void *A = y ? w_load(a, wk, &oa) : NULL, *B = A ? w_load(b, wk, &ob) : NULL;
     void *Cv = B && c ? w_load(c, wk, &oc) : NULL;
@@ -502,8 +504,8 @@ static carve_status centered(cv_kctx *k, const cv_val *x, const cv_val *zp, int 
     }
     double *d = nn_decode(x), *z = zp ? nn_decode(zp) : NULL;
     if (!d || (zp && !z)) {
-        cv_free(d);
-        cv_free(z);
+        cv_scratch_free(d);
+        cv_scratch_free(z);
         return cv_knomem(k);
     }
     if (scalar) {
@@ -525,7 +527,7 @@ static carve_status centered(cv_kctx *k, const cv_val *x, const cv_val *zp, int 
                 idx[r] = 0;
         }
     }
-    cv_free(z);
+    cv_scratch_free(z);
     *out = d;
     return CARVE_OK;
 }
@@ -551,15 +553,15 @@ static carve_status int_product(cv_kctx *k, const cv_val *a, const cv_val *azp, 
     if (!st)
         st = centered(k, b, bzp, b->rank >= 2 ? b->rank - 1 : -1, names[2], names[3], &B);
     size_t n = cv_nelem(s->orank, s->odims);
-    double *C = st ? NULL : cv_malloc((n ? n : 1) * sizeof *C);
+    double *C = st ? NULL : cv_scratch_alloc((n ? n : 1) * sizeof *C); /* gemm1, beta 0 */
     if (!st && !C)
         st = cv_knomem(k);
     if (!st && !matmul_batched(W_F64, A, s->ra, a->dims, B, s->rb, b->dims, s->rc, s->cb, s->M, s->N, s->K, C))
         st = cv_kerr(k, "matrices too large for BLAS (a dimension exceeds 2^31-1)");
-    cv_free(A);
-    cv_free(B);
+    cv_scratch_free(A);
+    cv_scratch_free(B);
     if (st)
-        cv_free(C);
+        cv_scratch_free(C);
     else
         *acc = C;
     return st;
@@ -578,15 +580,15 @@ carve_status k_matmulinteger(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **ou
     carve_status st = int_product(k, a, azp, b, bzp, names, &s, &acc);
     if (st)
         return st;
-    cv_val *y = cv_val_new(CARVE_INT32, s.orank, s.odims);
+    cv_val *y = cv_val_new_uninit(CARVE_INT32, s.orank, s.odims);
     if (!y) {
-        cv_free(acc);
+        cv_scratch_free(acc);
         return cv_knomem(k);
     }
     int32_t *o = y->data;
     for (size_t i = 0; i < y->nelem; i++) /* exact integers; wrap like int32 accumulation */
         o[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)acc[i];
-    cv_free(acc);
+    cv_scratch_free(acc);
     out[0] = y;
     return CARVE_OK;
 }
@@ -636,7 +638,7 @@ carve_status k_qlinearmatmul(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **ou
         st = scale_vec(k, bs, s.N, "b_scale", "column of b", &bv);
     if (!st)
         st = scale_vec(k, ys, 1, "y_scale", "tensor", &yv);
-    if (!st && !(y = cv_val_new(yzp->dtype, s.orank, s.odims)))
+    if (!st && !(y = cv_val_new_uninit(yzp->dtype, s.orank, s.odims))) /* nn_requant stores every element */
         st = cv_knomem(k);
     if (!st) {
         /* The multiplier in float32, applied in double (as the ONNX reference:
@@ -649,7 +651,7 @@ carve_status k_qlinearmatmul(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **ou
         if (!nn_requant(y, acc, yzp))
             st = cv_knomem(k);
     }
-    cv_free(acc);
+    cv_scratch_free(acc);
     cv_free(av);
     cv_free(bv);
     cv_free(yv);
@@ -1137,7 +1139,7 @@ carve_status k_einsum(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
         int64_t od[CARVE_MAX_RANK];
         for (int i = 0; i < outt.n; i++)
             od[i] = ops[0].dims[i];
-        y = cv_val_new(dt, outt.n, od);
+        y = cv_val_new_uninit(dt, outt.n, od);
         if (!y)
             st = cv_knomem(k);
         else
@@ -1165,7 +1167,7 @@ carve_status k_det(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
         return cv_kerr(k, "input 0 'X' %s is not a batch of square matrices", nn_shape_str(sx, sizeof sx, x->rank, x->dims));
     }
     size_t n = (size_t)x->dims[x->rank - 1], nb = cv_nelem(x->rank - 2, x->dims);
-    cv_val *y = cv_val_new(x->dtype, x->rank - 2, x->dims);
+    cv_val *y = cv_val_new_uninit(x->dtype, x->rank - 2, x->dims); /* one det per matrix */
     double *a = cv_malloc((n ? n * n : 1) * sizeof *a);
     if (!y || !a) {
         cv_val_unref(y);

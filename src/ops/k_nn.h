@@ -15,7 +15,8 @@ cv_val *nn_f32(cv_val *v);
 cv_val *nn_f32_to(cv_val *f, carve_dtype dtype);
 
 /* Every element of v as a double (exact for integers up to 2^53 and for
- * float8/float16). malloc'd (cv_malloc); NULL on NOMEM. */
+ * float8/float16), from cv_scratch_alloc: free with cv_scratch_free, never
+ * cv_free. NULL on NOMEM. */
 double *nn_decode(const cv_val *v);
 
 /* Range of an integer quantized type (int4..int16, uint4..uint16, int32);

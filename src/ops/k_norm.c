@@ -186,7 +186,8 @@ carve_status k_batchnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     double mom = cv_attr_f(k->m, k->node, "momentum", 0.9f);
     double *sc = params_of(in[1], C), *bi = params_of(in[2], C), *mu = params_of(in[3], C),
            *va = params_of(in[4], C), *bm = cv_malloc(((C ? C : 1) * 2 + 2 * N) * sizeof(double));
-    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL, *y = NULL;
+    /* the affine loop below covers N x C runs of S elements: all of y */
+    cv_val *xw = work_of(x), *yw = xw ? cv_val_new_uninit(xw->dtype, xw->rank, xw->dims) : NULL, *y = NULL;
     carve_status st = CARVE_OK;
     if (!sc || !bi || !mu || !va || !bm || !xw || !yw) {
         st = cv_knomem(k);

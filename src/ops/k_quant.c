@@ -17,7 +17,7 @@ cv_val *nn_f32(cv_val *v)
 {
     if (v->dtype == CARVE_FLOAT)
         return cv_val_ref(v);
-    cv_val *f = cv_val_new(CARVE_FLOAT, v->rank, v->dims);
+    cv_val *f = cv_val_new_uninit(CARVE_FLOAT, v->rank, v->dims);
     if (!f)
         return NULL;
     float *o = f->data;
@@ -38,7 +38,7 @@ cv_val *nn_f32_to(cv_val *f, carve_dtype dtype)
 {
     if (!f || dtype == CARVE_FLOAT)
         return f;
-    cv_val *v = cv_val_new(dtype, f->rank, f->dims);
+    cv_val *v = cv_val_new_uninit(dtype, f->rank, f->dims);
     if (v) {
         const float *x = f->data;
         uint16_t *h = v->data;
@@ -56,10 +56,12 @@ cv_val *nn_f32_to(cv_val *f, carve_dtype dtype)
     return v;
 }
 
+/* The doubles come from cv_scratch_alloc (the run's pool for big tensors):
+ * every caller frees them with cv_scratch_free, never cv_free. */
 double *nn_decode(const cv_val *v)
 {
     size_t n = v->nelem;
-    double *d = cv_malloc((n ? n : 1) * sizeof *d);
+    double *d = cv_scratch_alloc((n ? n : 1) * sizeof *d);
     if (!d)
         return NULL;
     switch (v->dtype) {
@@ -242,13 +244,13 @@ bool nn_requant(cv_val *y, const double *r, const cv_val *zp)
     int32_t lo = 0, hi = 0;
     if (nn_qrange(y->dtype, &lo, &hi)) {
         int32_t z = zp && zp->nelem ? (int32_t)cv_val_get_i64(zp, 0) : 0;
-        int32_t *q = cv_malloc((n ? n : 1) * sizeof *q);
+        int32_t *q = cv_scratch_alloc((n ? n : 1) * sizeof *q);
         if (!q)
             return false;
         for (size_t i = 0; i < n; i++)
             q[i] = nn_qround(r[i], z, lo, hi);
         nn_qstore(y, q);
-        cv_free(q);
+        cv_scratch_free(q);
         return true;
     }
     f8enc e;
@@ -353,13 +355,14 @@ carve_status k_quantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
     carve_status st = qlayout_of(k, x, sc, zp, "y_scale", "y_zero_point", &q);
     if (st)
         return st;
-    cv_val *xf = nn_f32(x), *sf = nn_f32(sc), *y = cv_val_new(yt, x->rank, x->dims);
+    /* the loop covers outer * dim * inner = every element */
+    cv_val *xf = nn_f32(x), *sf = nn_f32(sc), *y = cv_val_new_uninit(yt, x->rank, x->dims);
     double *zd = zp ? nn_decode(zp) : NULL;
     int32_t *qv = NULL;
     int32_t lo = 0, hi = 0;
     bool isint = nn_qrange(yt, &lo, &hi);
     if (isint)
-        qv = cv_malloc((x->nelem ? x->nelem : 1) * sizeof *qv);
+        qv = cv_scratch_alloc((x->nelem ? x->nelem : 1) * sizeof *qv);
     if (!xf || !sf || !y || (zp && !zd) || (isint && !qv)) {
         st = cv_knomem(k);
         goto done;
@@ -390,8 +393,8 @@ done:
     cv_val_unref(xf);
     cv_val_unref(sf);
     cv_val_unref(y);
-    cv_free(zd);
-    cv_free(qv);
+    cv_scratch_free(zd);
+    cv_scratch_free(qv);
     return st;
 }
 
@@ -435,7 +438,7 @@ carve_status k_dequantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
     if (st)
         return st;
     double *xd = nn_decode(x), *zd = zp ? nn_decode(zp) : NULL;
-    cv_val *sf = nn_f32(sc), *yf = cv_val_new(CARVE_FLOAT, x->rank, x->dims);
+    cv_val *sf = nn_f32(sc), *yf = cv_val_new_uninit(CARVE_FLOAT, x->rank, x->dims);
     if (!xd || (zp && !zd) || !sf || !yf) {
         st = cv_knomem(k);
         goto done;
@@ -456,8 +459,8 @@ carve_status k_dequantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
     if (!out[0])
         st = cv_knomem(k);
 done:
-    cv_free(xd);
-    cv_free(zd);
+    cv_scratch_free(xd);
+    cv_scratch_free(zd);
     cv_val_unref(sf);
     cv_val_unref(yf);
     return st;
@@ -485,7 +488,7 @@ carve_status k_dynquantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
     float zpf = 0.0f - mn / scale;
     zpf = zpf < 0.0f ? 0.0f : zpf > 255.0f ? 255.0f : zpf;
     int32_t zp = (int32_t)rintf(zpf);
-    cv_val *y = cv_val_new(CARVE_UINT8, x->rank, x->dims);
+    cv_val *y = cv_val_new_uninit(CARVE_UINT8, x->rank, x->dims);
     cv_val *ys = cv_val_new(CARVE_FLOAT, 0, NULL), *yz = cv_val_new(CARVE_UINT8, 0, NULL);
     if (!y || !ys || !yz) {
         cv_val_unref(y);

@@ -45,7 +45,7 @@ cv_val *rd_to_f32(const cv_val *v)
 {
     if (v->dtype != CARVE_FLOAT16 && v->dtype != CARVE_BFLOAT16)
         return cv_val_to_f32(v);
-    cv_val *f = cv_val_new(CARVE_FLOAT, v->rank, v->dims);
+    cv_val *f = cv_val_new_uninit(CARVE_FLOAT, v->rank, v->dims);
     if (!f)
         return NULL;
     const uint16_t *h = v->data;
@@ -63,7 +63,7 @@ cv_val *rd_from_f32(const cv_val *f, carve_dtype dtype)
 {
     if (dtype != CARVE_FLOAT16 && dtype != CARVE_BFLOAT16)
         return cv_val_from_f32(f, dtype);
-    cv_val *v = cv_val_new(dtype, f->rank, f->dims);
+    cv_val *v = cv_val_new_uninit(dtype, f->rank, f->dims);
     if (!v)
         return NULL;
     const float *x = f->data;

@@ -849,8 +849,8 @@ DEFINE_EXTRAP(extrap_f64, double)
             T *dst = p == n - 1 ? y : NULL;                                                                \
             if (!dst) {                                                                                    \
                 size_t cnt = cv_nelem(rank, cur);                                                          \
-                cv_free(bufs[p & 1]);                                                                      \
-                bufs[p & 1] = cv_malloc((cnt ? cnt : 1) * sizeof(T));                                      \
+                cv_scratch_free(bufs[p & 1]);                                                              \
+                bufs[p & 1] = cv_scratch_alloc((cnt ? cnt : 1) * sizeof(T));                               \
                 dst = bufs[p & 1];                                                                         \
             }                                                                                              \
             size_t nw = (size_t)a->out * (size_t)a->ntap;                                                  \
@@ -865,8 +865,8 @@ DEFINE_EXTRAP(extrap_f64, double)
             PASS(src, dst, outer, inner, a, wts);                                                          \
             src = dst;                                                                                     \
         }                                                                                                  \
-        cv_free(bufs[0]);                                                                                  \
-        cv_free(bufs[1]);                                                                                  \
+        cv_scratch_free(bufs[0]);                                                                          \
+        cv_scratch_free(bufs[1]);                                                                          \
         cv_free(wts);                                                                                      \
         if (!st && any_ext)                                                                                \
             EXTRAP(y, j, (T)j->a.extrapolation);                                                           \
@@ -929,7 +929,9 @@ carve_status k_resize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
                        carve_dtype_name(x->dtype));
     if (x->dtype == CARVE_INT4 || x->dtype == CARVE_UINT4 || x->dtype == CARVE_FLOAT4E2M1)
         return cv_kerr(k, "input 0 'X' is %s, which Resize does not take", carve_dtype_name(x->dtype));
-    cv_val *y = cv_val_new(x->dtype, x->rank, j.rs.out);
+    /* every path writes all of y: nearest row by row, bilinear and the
+     * last separable pass element by element (a copy when nothing moves) */
+    cv_val *y = cv_val_new_uninit(x->dtype, x->rank, j.rs.out);
     if (!y)
         return cv_knomem(k);
     carve_status s = CARVE_OK;
@@ -943,7 +945,7 @@ carve_status k_resize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
         } else if (cv_dtype_is_float(x->dtype) && x->dtype != CARVE_DOUBLE) {
             int bd = bilinear_axis(&j);
             cv_val *xf = x->dtype == CARVE_FLOAT ? (cv_val *)x : cv_val_to_f32(x);
-            cv_val *yf = x->dtype == CARVE_FLOAT ? y : cv_val_new(CARVE_FLOAT, y->rank, y->dims);
+            cv_val *yf = x->dtype == CARVE_FLOAT ? y : cv_val_new_uninit(CARVE_FLOAT, y->rank, y->dims);
             if (!xf || !yf)
                 s = cv_knomem(k);
             else if (bd >= 0)

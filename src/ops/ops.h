@@ -39,6 +39,13 @@ typedef carve_tensor cv_val; /* the public carve_tensor is this struct */
 
 /* A zero-filled tensor; NULL on NOMEM or when dims are negative/too large. */
 cv_val *cv_val_new(carve_dtype dtype, int rank, const int64_t *dims);
+/* The same without the zero fill (strings and 4-bit types are still
+ * zeroed), for kernels that write every element of the output. */
+cv_val *cv_val_new_uninit(carve_dtype dtype, int rank, const int64_t *dims);
+/* Kernel scratch memory, not zeroed: from the run's buffer pool when there
+ * is one (src/runtime/val.c), else cv_malloc. Free with cv_scratch_free. */
+void *cv_scratch_alloc(size_t n);
+void cv_scratch_free(void *p);
 /* Same shape and dtype as v (zero-filled). */
 cv_val *cv_val_like(const cv_val *v);
 cv_val *cv_val_like_dtype(const cv_val *v, carve_dtype dtype);

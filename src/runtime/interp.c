@@ -18,12 +18,15 @@ carve_status cv_interp_init(cv_interp *ip, carve_model *m)
     ip->env = cv_malloc(((size_t)m->n_values + 1) * sizeof *ip->env);
     ip->sched = cv_malloc(((size_t)m->n_graphs + 1) * sizeof *ip->sched);
     ip->defs = cv_malloc(((size_t)m->n_nodes + 1) * sizeof *ip->defs);
+    /* cleared before any failure: cv_interp_free walks them */
+    if (ip->env)
+        memset(ip->env, 0, ((size_t)m->n_values + 1) * sizeof *ip->env);
+    if (ip->sched)
+        memset(ip->sched, 0, ((size_t)m->n_graphs + 1) * sizeof *ip->sched);
     if (!ip->env || !ip->sched || !ip->defs) {
         cv_interp_free(ip);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
     }
-    memset(ip->env, 0, ((size_t)m->n_values + 1) * sizeof *ip->env);
-    memset(ip->sched, 0, ((size_t)m->n_graphs + 1) * sizeof *ip->sched);
     for (uint32_t i = 0; i < m->n_nodes; i++)
         ip->defs[i] = cv_op_for_node(m, i);
     return CARVE_OK;
@@ -237,6 +240,11 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
         if (s)
             return s;
     }
+    /* The outermost run owns the buffer pool; runs nested in it (bodies,
+     * Delegates, another interpreter's run) share whichever is current. */
+    bool own_pool = !cv_pool_current();
+    if (own_pool)
+        cv_pool_begin(&ip->pool);
     ip->depth++;
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < gr->inits.n && !st; i++) {
@@ -276,6 +284,10 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
         else
             outputs[i] = cv_val_ref(x);
     }
+    /* outputs outlive the pool */
+    for (uint32_t i = 0; own_pool && i < gr->outputs.n && !st; i++)
+        if (!cv_pool_detach(outputs[i]))
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
     if (st)
         for (uint32_t i = 0; i < gr->outputs.n; i++)
             if (outputs[i]) {
@@ -283,6 +295,8 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
                 outputs[i] = NULL;
             }
     release_graph(ip, g);
+    if (own_pool)
+        cv_pool_end(&ip->pool);
     ip->depth--;
     return st;
 }

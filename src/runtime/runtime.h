@@ -4,6 +4,51 @@
 
 #include "../ops/ops.h"
 
+/* ================================================================ val.c: the run's buffer pool */
+
+typedef struct cv_pool_ext {
+    size_t off, len; /* in the slab; len includes the alignment and the red zone */
+    bool used;
+} cv_pool_ext;
+
+typedef struct cv_pool_slab {
+    void *raw;            /* from cv_malloc */
+    unsigned char *base;  /* raw aligned up to 2 MiB */
+    size_t size;          /* usable bytes from base */
+    cv_pool_ext *ext;     /* extents by offset, covering [0, size) */
+    uint32_t n_ext, cap_ext;
+    uint8_t *dirty;       /* per 2 MiB page: touched and not given back */
+} cv_pool_slab;
+
+typedef struct cv_pool_stats {
+    size_t slabs;       /* slabs made */
+    size_t served;      /* buffers handed out */
+    size_t in_use_max;  /* most bytes handed out at once */
+    size_t touched_max; /* most bytes of touched pages at once */
+    size_t released;    /* pages given back to the kernel */
+} cv_pool_stats;
+
+#define CV_POOL_SLABS 16
+typedef struct cv_pool {
+    cv_pool_slab slab[CV_POOL_SLABS];
+    uint32_t n_slab;
+    size_t reserved, in_use, touched;
+    cv_pool_stats stats;
+} cv_pool;
+
+/* Makes p (emptied) the calling thread's current pool: cv_val_new and
+ * cv_scratch_alloc take buffers of 64 KiB or more from it. */
+void cv_pool_begin(cv_pool *p);
+/* Frees p's slabs and stops it being current (p->stats survive). No value
+ * may point into it any more: detach what outlives the run first. */
+void cv_pool_end(cv_pool *p);
+/* The calling thread's current pool, or NULL. */
+cv_pool *cv_pool_current(void);
+/* Moves v's data (a sequence's items' data) out of the current pool into
+ * its own cv_malloc block; false on NOMEM (what moved stays moved; v stays
+ * valid either way). */
+bool cv_pool_detach(cv_val *v);
+
 /* ================================================================ interp.c */
 
 /* Per-graph schedule: which values die after each node. Built lazily. */
@@ -30,6 +75,7 @@ typedef struct cv_interp {
     const carve_target *target;  /* simulates Delegate bodies of this target */
     carve_target *builtin;       /* a built-in profile loaded by name, owned */
     int depth;
+    cv_pool pool;                /* tensor buffers of the outermost run */
 } cv_interp;
 
 carve_status cv_interp_init(cv_interp *ip, carve_model *m);

@@ -1,10 +1,30 @@
-/* val.c: run-time values (tensors, sequences, optionals), element access and
- * broadcasting. */
-#include "../ops/ops.h"
+/* val.c: run-time values (tensors, sequences, optionals), the run's buffer
+ * pool, element access and broadcasting. */
+#define _DEFAULT_SOURCE /* madvise */
+#include "runtime.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_ASAN 1
+#endif
+#endif
+#ifdef POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POOL_POISON(p, n) ((void)(p), (void)(n))
+#define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 /* No single tensor carve computes may exceed this (16 GiB): a guard against
  * shapes that would exhaust the machine, reported as NOMEM. */
@@ -18,6 +38,290 @@ size_t cv_nelem(int rank, const int64_t *dims)
     return n;
 }
 
+/* ---------------------------------------------------------------- buffer pool
+ *
+ * Freeing a large tensor gives its pages back to the kernel (glibc unmaps
+ * big blocks and trims its heap), so the next one page-faults on every 4 KiB
+ * page it touches: on OCR det 1x3x640x640 about 15,000 faults per run,
+ * more time than the arithmetic. A run's pool keeps the memory instead:
+ * buffers of POOL_MIN bytes or more (tensor data and kernel scratch) are cut
+ * from slabs obtained through cv_malloc, first fit at the lowest address
+ * (which keeps the touched part of a slab close to the live set), and
+ * coalesced when freed, so a buffer freed by one node serves the next. A
+ * slab is aligned to 2 MiB and advised as transparent huge pages: touching
+ * fresh slab memory then faults once per 2 MiB, not once per 4 KiB. Slabs
+ * reserve address space; only the pages tensors touch become resident.
+ * First fit still leaves holes when tensor sizes shift (imgly's decoder:
+ * +40% peak memory), so the pool bounds what it keeps: before a buffer
+ * touches fresh pages, if the touched pages would exceed the bytes in use
+ * by more than an eighth plus 8 MiB, free pages of free extents are given
+ * back to the kernel (MADV_DONTNEED), highest addresses first.
+ *
+ * The pool belongs to the interpreter's outermost run and is the calling
+ * thread's current pool while that run lasts (runs nested in it share it);
+ * cv_val_unref and cv_scratch_free give back any buffer that lies in one of
+ * its slabs. Before the slabs go, the run moves its outputs' data out of
+ * the pool (cv_pool_detach), so nothing outside the run points into it.
+ * Without a current pool (a tensor made by the caller, folding, inference)
+ * everything is plain cv_malloc. */
+
+#define POOL_MIN ((size_t)64 << 10)
+#define POOL_ALIGN ((size_t)64)       /* every buffer starts on a cache line */
+#define POOL_REDZONE ((size_t)64)     /* unused gap after each buffer (ASan sees overruns) */
+#define POOL_PAGE ((size_t)2 << 20)   /* slab alignment: the huge page size */
+#define POOL_SLAB_MIN ((size_t)64 << 20)
+#define POOL_KEEP_MIN ((size_t)8 << 20) /* touched-but-free memory always allowed */
+
+static _Thread_local cv_pool *t_pool;
+
+static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* Room for one more extent in slab s. */
+static bool ext_reserve(cv_pool_slab *s)
+{
+    if (s->n_ext < s->cap_ext)
+        return true;
+    uint32_t cap = s->cap_ext ? s->cap_ext * 2 : 16;
+    cv_pool_ext *e = cv_realloc(s->ext, (size_t)cap * sizeof *e);
+    if (!e)
+        return false;
+    s->ext = e;
+    s->cap_ext = cap;
+    return true;
+}
+
+/* Takes `need` bytes from the start of free extent i of slab s. */
+static void *ext_take(cv_pool_slab *s, uint32_t i, size_t need)
+{
+    cv_pool_ext *e = &s->ext[i];
+    if (e->len > need) {
+        memmove(&s->ext[i + 2], &s->ext[i + 1], (size_t)(s->n_ext - i - 1) * sizeof *e);
+        s->ext[i + 1] = (cv_pool_ext){e->off + need, e->len - need, false};
+        s->n_ext++;
+        e->len = need;
+    }
+    e->used = true;
+    return s->base + e->off;
+}
+
+static bool slab_new(cv_pool *p, size_t need)
+{
+    if (p->n_slab == CV_POOL_SLABS)
+        return false;
+    /* at least double what the pool holds, so a big model makes few slabs */
+    size_t size = round_up(need, POOL_PAGE);
+    if (size < POOL_SLAB_MIN)
+        size = POOL_SLAB_MIN;
+    if (size < p->reserved)
+        size = p->reserved;
+    if (size > SIZE_MAX - POOL_PAGE)
+        return false;
+    cv_pool_slab *s = &p->slab[p->n_slab];
+    memset(s, 0, sizeof *s);
+    s->raw = cv_malloc(size + POOL_PAGE);
+    s->dirty = cv_malloc(size / POOL_PAGE);
+    if (!s->raw || !s->dirty || !ext_reserve(s)) {
+        cv_free(s->raw);
+        cv_free(s->dirty);
+        cv_free(s->ext);
+        memset(s, 0, sizeof *s);
+        return false;
+    }
+    memset(s->dirty, 0, size / POOL_PAGE);
+    s->base = (unsigned char *)s->raw + (POOL_PAGE - (uintptr_t)s->raw % POOL_PAGE) % POOL_PAGE;
+    s->size = size;
+    s->ext[0] = (cv_pool_ext){0, size, false};
+    s->n_ext = 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    (void)madvise(s->base, size, MADV_HUGEPAGE); /* advice: failing changes nothing */
+#endif
+    POOL_POISON(s->base, size);
+    p->n_slab++;
+    p->reserved += size;
+    p->stats.slabs++;
+    return true;
+}
+
+/* Gives free pages back to the kernel, from the highest addresses down,
+ * until at most `keep` bytes are touched. Only whole pages inside free
+ * extents go; without madvise nothing does. */
+static void pool_trim(cv_pool *p, size_t keep)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    for (uint32_t k = p->n_slab; k-- > 0 && p->touched > keep;) {
+        cv_pool_slab *s = &p->slab[k];
+        for (uint32_t i = s->n_ext; i-- > 0 && p->touched > keep;) {
+            const cv_pool_ext *e = &s->ext[i];
+            if (e->used)
+                continue;
+            size_t a = round_up(e->off, POOL_PAGE) / POOL_PAGE, b = (e->off + e->len) / POOL_PAGE;
+            for (size_t pg = b; pg-- > a && p->touched > keep;)
+                if (s->dirty[pg] && madvise(s->base + pg * POOL_PAGE, POOL_PAGE, MADV_DONTNEED) == 0) {
+                    s->dirty[pg] = 0;
+                    p->touched -= POOL_PAGE;
+                    p->stats.released++;
+                }
+        }
+    }
+#else
+    (void)p, (void)keep;
+#endif
+}
+
+/* Counts the pages [off, off + len) of slab s touches as touched, after
+ * trimming if they are fresh and would take the touched pages past what the
+ * bytes in use justify. */
+static void pool_touch(cv_pool *p, cv_pool_slab *s, size_t off, size_t len)
+{
+    size_t a = off / POOL_PAGE, b = (off + len + POOL_PAGE - 1) / POOL_PAGE, fresh = 0;
+    for (size_t pg = a; pg < b; pg++)
+        fresh += !s->dirty[pg];
+    size_t limit = p->in_use + p->in_use / 8 + POOL_KEEP_MIN;
+    if (fresh && p->touched + fresh * POOL_PAGE > limit)
+        pool_trim(p, limit > fresh * POOL_PAGE ? limit - fresh * POOL_PAGE : 0);
+    for (size_t pg = a; pg < b; pg++)
+        if (!s->dirty[pg]) {
+            s->dirty[pg] = 1;
+            p->touched += POOL_PAGE;
+        }
+    if (p->touched > p->stats.touched_max)
+        p->stats.touched_max = p->touched;
+}
+
+/* n bytes from the pool, or NULL (no pool, too small, out of memory): the
+ * caller then uses cv_malloc. */
+static void *pool_alloc(cv_pool *p, size_t n)
+{
+    if (!p || n < POOL_MIN || n > SIZE_MAX / 2)
+        return NULL;
+    size_t need = round_up(n, POOL_ALIGN) + POOL_REDZONE;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t k = 0; k < p->n_slab; k++) {
+            cv_pool_slab *s = &p->slab[k];
+            for (uint32_t i = 0; i < s->n_ext; i++)
+                if (!s->ext[i].used && s->ext[i].len >= need) {
+                    if (s->ext[i].len > need && !ext_reserve(s))
+                        return NULL;
+                    unsigned char *q = ext_take(s, i, need);
+                    p->stats.served++;
+                    p->in_use += need;
+                    if (p->in_use > p->stats.in_use_max)
+                        p->stats.in_use_max = p->in_use;
+                    pool_touch(p, s, (size_t)(q - s->base), need);
+                    POOL_UNPOISON(q, n);
+                    return q;
+                }
+        }
+        if (pass || !slab_new(p, need))
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The slab of p holding q, or NULL. */
+static cv_pool_slab *pool_slab_of(cv_pool *p, const void *q)
+{
+    for (uint32_t k = 0; p && k < p->n_slab; k++) {
+        cv_pool_slab *s = &p->slab[k];
+        if ((const unsigned char *)q >= s->base && (const unsigned char *)q < s->base + s->size)
+            return s;
+    }
+    return NULL;
+}
+
+/* Gives q back when it came from pool p; false when it did not. */
+static bool pool_free(cv_pool *p, void *q)
+{
+    cv_pool_slab *s = q ? pool_slab_of(p, q) : NULL;
+    if (!s)
+        return false;
+    size_t off = (size_t)((unsigned char *)q - s->base);
+    uint32_t lo = 0, hi = s->n_ext;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->ext[mid].off <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    cv_pool_ext *e = &s->ext[lo];
+    if (e->off != off || !e->used)
+        abort(); /* not a buffer the pool handed out: memory is corrupt */
+    e->used = false;
+    p->in_use -= e->len;
+    POOL_POISON(q, e->len);
+    uint32_t i = lo;
+    if (i + 1 < s->n_ext && !s->ext[i + 1].used) {
+        e->len += s->ext[i + 1].len;
+        memmove(&s->ext[i + 1], &s->ext[i + 2], (size_t)(s->n_ext - i - 2) * sizeof *e);
+        s->n_ext--;
+    }
+    if (i > 0 && !s->ext[i - 1].used) {
+        s->ext[i - 1].len += s->ext[i].len;
+        memmove(&s->ext[i], &s->ext[i + 1], (size_t)(s->n_ext - i - 1) * sizeof *e);
+        s->n_ext--;
+    }
+    return true;
+}
+
+cv_pool *cv_pool_current(void) { return t_pool; }
+
+void cv_pool_begin(cv_pool *p)
+{
+    memset(p, 0, sizeof *p);
+    t_pool = p;
+}
+
+void cv_pool_end(cv_pool *p)
+{
+    for (uint32_t k = 0; k < p->n_slab; k++) {
+        POOL_UNPOISON(p->slab[k].base, p->slab[k].size);
+        cv_free(p->slab[k].raw);
+        cv_free(p->slab[k].dirty);
+        cv_free(p->slab[k].ext);
+    }
+    if (t_pool == p)
+        t_pool = NULL;
+    cv_pool_stats st = p->stats;
+    memset(p, 0, sizeof *p);
+    p->stats = st;
+}
+
+bool cv_pool_detach(cv_val *v)
+{
+    if (!v)
+        return true;
+    if (v->kind == CV_VAL_SEQUENCE) {
+        for (uint32_t i = 0; i < v->n_items; i++)
+            if (!cv_pool_detach(v->items[i]))
+                return false;
+        return true;
+    }
+    if (v->kind != CV_VAL_TENSOR || v->borrowed || !pool_slab_of(t_pool, v->data))
+        return true;
+    void *q = cv_malloc(v->nbytes ? v->nbytes : 1);
+    if (!q)
+        return false;
+    memcpy(q, v->data, v->nbytes);
+    pool_free(t_pool, v->data);
+    v->data = q;
+    return true;
+}
+
+void *cv_scratch_alloc(size_t n)
+{
+    void *q = pool_alloc(t_pool, n);
+    return q ? q : cv_malloc(n);
+}
+
+void cv_scratch_free(void *q)
+{
+    if (!pool_free(t_pool, q))
+        cv_free(q);
+}
+
+/* ---------------------------------------------------------------- values */
+
 static cv_val *alloc_val(void)
 {
     cv_val *v = cv_malloc(sizeof *v);
@@ -28,7 +332,10 @@ static cv_val *alloc_val(void)
     return v;
 }
 
-cv_val *cv_val_new(carve_dtype dtype, int rank, const int64_t *dims)
+/* A tensor whose data is zero-filled when zero is set or when the dtype
+ * needs it: strings (NULL pointers until set), 4-bit types (a byte holds
+ * two elements, so an odd count leaves half a byte no kernel writes). */
+static cv_val *new_tensor(carve_dtype dtype, int rank, const int64_t *dims, bool zero)
 {
     size_t n;
     if (rank < 0 || rank > CARVE_MAX_RANK || !cv_shape_nelem(rank, dims, MAX_TENSOR_BYTES, &n))
@@ -45,13 +352,26 @@ cv_val *cv_val_new(carve_dtype dtype, int rank, const int64_t *dims)
         memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
     v->nelem = n;
     v->nbytes = nb;
-    v->data = cv_malloc(nb ? nb : 1);
+    v->data = cv_scratch_alloc(nb ? nb : 1);
     if (!v->data) {
         cv_free(v);
         return NULL;
     }
-    memset(v->data, 0, nb ? nb : 1);
+    if (zero || dtype == CARVE_STRING || dtype == CARVE_INT4 || dtype == CARVE_UINT4)
+        memset(v->data, 0, nb ? nb : 1);
+#ifdef CARVE_POISON_UNINIT
+    /* checking build: an element a kernel leaves unwritten reads as NaN / -1 */
+    else
+        memset(v->data, 0xff, nb ? nb : 1);
+#endif
     return v;
+}
+
+cv_val *cv_val_new(carve_dtype dtype, int rank, const int64_t *dims) { return new_tensor(dtype, rank, dims, true); }
+
+cv_val *cv_val_new_uninit(carve_dtype dtype, int rank, const int64_t *dims)
+{
+    return new_tensor(dtype, rank, dims, false);
 }
 
 cv_val *cv_val_like(const cv_val *v) { return cv_val_new(v->dtype, v->rank, v->dims); }
@@ -115,7 +435,7 @@ cv_val *cv_val_clone(const cv_val *v)
             s->optional = v->optional;
         return s;
     }
-    cv_val *c = cv_val_new(v->dtype, v->rank, v->dims);
+    cv_val *c = cv_val_new_uninit(v->dtype, v->rank, v->dims); /* copied whole below */
     if (!c)
         return NULL;
     c->optional = v->optional;
@@ -196,7 +516,7 @@ void cv_val_unref(cv_val *v)
             for (size_t i = 0; i < v->nelem; i++)
                 cv_free(s[i]);
         }
-        cv_free(v->data);
+        cv_scratch_free(v->data);
     }
     cv_free(v);
 }
@@ -348,7 +668,7 @@ void cv_val_set_i64(cv_val *v, size_t i, int64_t x)
 
 cv_val *cv_val_to_f32(const cv_val *v)
 {
-    cv_val *f = cv_val_new(CARVE_FLOAT, v->rank, v->dims);
+    cv_val *f = cv_val_new_uninit(CARVE_FLOAT, v->rank, v->dims);
     if (!f)
         return NULL;
     float *o = f->data;
@@ -362,7 +682,7 @@ cv_val *cv_val_to_f32(const cv_val *v)
 
 cv_val *cv_val_from_f32(const cv_val *f, carve_dtype dtype)
 {
-    cv_val *v = cv_val_new(dtype, f->rank, f->dims);
+    cv_val *v = cv_val_new_uninit(dtype, f->rank, f->dims);
     if (!v)
         return NULL;
     const float *x = f->data;

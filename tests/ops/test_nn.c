@@ -1,6 +1,7 @@
 /* test_nn.c: the nn family against plain references written here, element
  * by element in double: Conv (groups, depthwise, dilations, strides, pads,
- * auto_pad, 1-D/2-D/3-D, a case big enough to be tiled, float16/double),
+ * auto_pad, 1-D/2-D/3-D, a case big enough to be tiled, float16/double;
+ * float32 depthwise bit for bit against the per-tap order),
  * ConvTranspose (output_padding, output_shape, auto_pad, groups), the pools
  * (Indices and storage_order, ceil_mode, count_include_pad, dilations, Lp,
  * global) and MaxUnpool, MatMul (numpy broadcasting, 1-D operands, exact
@@ -252,6 +253,83 @@ static void test_conv(void)
     }
     conv_case empty_ch = {2, 1, 2, 2, 1, {0, 5}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}, true, NULL};
     check_conv("conv empty spatial axis", empty_ch, CARVE_FLOAT, 19, 1e-5, 1e-5);
+}
+
+/* Depthwise float32 Conv is bit for bit the plain per-tap order: each
+ * output starts from its bias (or 0) and adds its taps inside the input,
+ * kernel rows then columns, one float multiply and one float add each. The
+ * kernel keeps a strip of outputs in registers over all taps and treats
+ * the ends of a row apart; 300 seeded cases cover kernels 1..7, strides
+ * 1..3, dilations, asymmetric pads, rows of 1..45 outputs (strips of 16,
+ * of 4, tails, rows narrower than the kernel), channel multipliers 1 and 2,
+ * with and without bias. */
+static void test_depthwise_exact(void)
+{
+    uint32_t st = 12345;
+#define NEXT(n) ((int64_t)((st = st * 1103515245u + 12345u) >> 16) % (n))
+    int bad_cases = 0, ran = 0;
+    for (int cs = 0; cs < 300; cs++) {
+        int64_t C = 2 + NEXT(3), mult = 1 + NEXT(2), N = 1 + NEXT(2); /* group 1 would be a GEMM */
+        int64_t k[2] = {1 + NEXT(7), 1 + NEXT(7)}, s[2] = {1 + NEXT(3), 1 + NEXT(3)};
+        int64_t d[2] = {1 + NEXT(2), 1 + NEXT(2)}, pb[2] = {NEXT(4), NEXT(4)}, pe[2] = {NEXT(4), NEXT(4)};
+        int64_t in[2] = {1 + NEXT(12), 1 + NEXT(45)};
+        if (cs % 3 == 0)
+            s[1] = 1 + cs % 2; /* the fused paths: strides 1 and 2 */
+        bool bias = NEXT(2) != 0;
+        int64_t out[2];
+        bool ok = true;
+        for (int i = 0; i < 2; i++) {
+            int64_t span = in[i] + pb[i] + pe[i] - ((k[i] - 1) * d[i] + 1);
+            ok = ok && span >= 0;
+            out[i] = span >= 0 ? span / s[i] + 1 : 0;
+        }
+        bool pointwise = k[0] == 1 && k[1] == 1 && s[0] == 1 && s[1] == 1 && !pb[0] && !pb[1] && !pe[0] && !pe[1];
+        if (!ok || pointwise) /* a 1x1 unpadded stride-1 kernel is a GEMM */
+            continue;
+        ran++;
+        int64_t M = C * mult, xd[4] = {N, C, in[0], in[1]}, wd[4] = {M, 1, k[0], k[1]}, bd[1] = {M};
+        tb t;
+        tb_init(&t, 17);
+        cv_val *x = rnd(CARVE_FLOAT, 4, xd, 100 + (uint32_t)cs), *w = rnd(CARVE_FLOAT, 4, wd, 500 + (uint32_t)cs);
+        cv_val *b = rnd(CARVE_FLOAT, 1, bd, 900 + (uint32_t)cs);
+        const float *xv = x->data, *wv = w->data, *bv = b->data;
+        carve_value_id ins[3] = {tb_in(&t, "x", x), tb_in(&t, "w", w), bias ? tb_in(&t, "b", b) : CARVE_NONE};
+        tb_node(&t, "Conv", bias ? 3 : 2, ins, 1);
+        int64_t pads[4] = {pb[0], pb[1], pe[0], pe[1]};
+        tb_ints(&t, "strides", 2, s);
+        tb_ints(&t, "dilations", 2, d);
+        tb_ints(&t, "pads", 4, pads);
+        carve_node_set_attr_int(t.m, t.node, "group", C);
+        cv_val *y = NULL;
+        OT_CHECK(tb_run(&t, &y) == CARVE_OK, "depthwise case %d: %s", cs, carve_errmsg(t.ctx));
+        size_t diff = 0;
+        for (int64_t nn = 0; y && nn < N; nn++)
+            for (int64_t m = 0; m < M; m++)
+                for (int64_t oh = 0; oh < out[0]; oh++)
+                    for (int64_t ow = 0; ow < out[1]; ow++) {
+                        float acc = bias ? bv[m] : 0.0f;
+                        for (int64_t kh = 0; kh < k[0]; kh++)
+                            for (int64_t kw = 0; kw < k[1]; kw++) {
+                                int64_t ih = oh * s[0] - pb[0] + kh * d[0], iw = ow * s[1] - pb[1] + kw * d[1];
+                                if (ih < 0 || ih >= in[0] || iw < 0 || iw >= in[1])
+                                    continue;
+                                acc += wv[(m * k[0] + kh) * k[1] + kw] * xv[((nn * C + m / mult) * in[0] + ih) * in[1] + iw];
+                            }
+                        float got = ((const float *)y->data)[((nn * M + m) * out[0] + oh) * out[1] + ow];
+                        diff += memcmp(&acc, &got, sizeof acc) != 0;
+                    }
+        if (!y || diff)
+            bad_cases++;
+        OT_CHECK(y && !diff, "depthwise case %d (k %lldx%lld, s %lldx%lld, d %lldx%lld, in %lldx%lld, mult %lld): %zu outputs differ from the per-tap order",
+                 cs, (long long)k[0], (long long)k[1], (long long)s[0], (long long)s[1], (long long)d[0], (long long)d[1],
+                 (long long)in[0], (long long)in[1], (long long)mult, diff);
+        if (!bias)
+            cv_val_unref(b);
+        cv_val_unref(y);
+        tb_free(&t);
+    }
+#undef NEXT
+    OT_CHECK(bad_cases == 0 && ran >= 200, "%d of %d depthwise cases differ", bad_cases, ran);
 }
 
 /* ================================================================ ConvTranspose */
@@ -1389,6 +1467,7 @@ static void test_errors(void)
 int main(void)
 {
     test_conv();
+    test_depthwise_exact();
     test_convtranspose();
     test_pools();
     test_global_pools();
