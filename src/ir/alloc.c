@@ -157,10 +157,10 @@ void cv_ids_free(cv_ids *a)
 
 /* ---------------------------------------------------------------- buf */
 
-void cv_buf_grow_put(cv_buf *b, const char *s, size_t n)
+bool cv_buf_grow(cv_buf *b, size_t n)
 {
     if (b->failed)
-        return;
+        return false;
     if (b->n + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->n + n + 1)
@@ -168,11 +168,18 @@ void cv_buf_grow_put(cv_buf *b, const char *s, size_t n)
         char *q = cv_realloc(b->s, cap);
         if (!q) {
             b->failed = true;
-            return;
+            return false;
         }
         b->s = q;
         b->cap = cap;
     }
+    return true;
+}
+
+void cv_buf_grow_put(cv_buf *b, const char *s, size_t n)
+{
+    if (!cv_buf_grow(b, n))
+        return;
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = 0;

@@ -53,6 +53,13 @@ typedef struct cv_buf {
     bool failed;
 } cv_buf;
 void cv_buf_grow_put(cv_buf *b, const char *s, size_t n);
+/* Room for n more bytes and the NUL at b->s + b->n; false (b->failed set)
+ * when out of memory. */
+bool cv_buf_grow(cv_buf *b, size_t n);
+static inline bool cv_buf_reserve(cv_buf *b, size_t n)
+{
+    return (!b->failed && b->n + n + 1 <= b->cap) || cv_buf_grow(b, n);
+}
 static inline void cv_buf_put(cv_buf *b, const char *s, size_t n)
 {
     if (b->n + n + 1 <= b->cap) { /* the common case, inline */
@@ -70,15 +77,20 @@ void cv_buf_free(cv_buf *b);
 /* ================================================================ strmap.c */
 
 /* Open-addressing map from string to uint32_t. Keys are not copied. */
+typedef struct cv_strslot {
+    const char *key; /* NULL: empty */
+    uint32_t hash, val;
+} cv_strslot;
 typedef struct cv_strmap {
-    const char **keys;
-    uint32_t *vals;
+    cv_strslot *slots;
     uint32_t cap, n;
 } cv_strmap;
 uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed);
 bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val); /* replaces */
 uint32_t cv_strmap_get(const cv_strmap *m, const char *key);      /* CARVE_NONE if absent */
 void cv_strmap_del(cv_strmap *m, const char *key);
+/* Deletes key only while it maps to val (one lookup, not get then del). */
+void cv_strmap_del_if(cv_strmap *m, const char *key, uint32_t val);
 void cv_strmap_free(cv_strmap *m);
 
 /* ================================================================ ctx.c */
@@ -262,6 +274,11 @@ bool cv_graph_encloses(const carve_model *m, carve_graph_id outer, carve_graph_i
 /* Removes node n from its graph's node list (it stays in m->nodes, dead, so
  * ids and names never shift). Its outputs lose their producer. */
 void cv_node_remove(carve_model *m, carve_node_id n);
+/* The same, but n stays listed (dead) until cv_graph_drop_dead(): passes
+ * that remove many nodes of one graph take them out in one O(N) sweep, not
+ * one search and shift each. */
+void cv_node_remove_later(carve_model *m, carve_node_id n);
+void cv_graph_drop_dead(carve_model *m, carve_graph_id g);
 /* Moves the last `count` nodes of graph g to position `at` of its list. */
 void cv_graph_move_tail(carve_model *m, carve_graph_id g, uint32_t count, uint32_t at);
 /* Moves value v (defined in its graph) into graph g's scope. */

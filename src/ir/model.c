@@ -183,10 +183,11 @@ carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t v
 
 int64_t carve_model_opset(const carve_model *m, const char *domain)
 {
-    if (!domain || !strcmp(domain, "ai.onnx"))
+    if (!domain || (*domain == 'a' && !strcmp(domain, "ai.onnx")))
         domain = "";
+    /* first bytes compared first: this runs for every node in several passes */
     for (uint32_t i = 0; i < m->n_opsets; i++)
-        if (!strcmp(m->opset_domain[i], domain))
+        if (m->opset_domain[i][0] == domain[0] && (!domain[0] || !strcmp(m->opset_domain[i], domain)))
             return m->opset_version[i];
     return 0;
 }
@@ -723,15 +724,32 @@ void cv_node_remove(carve_model *m, carve_node_id n)
 {
     cv_node *nd = &m->nodes[n];
     cv_graph *g = &m->graphs[nd->graph];
-    uint32_t pos = cv_graph_node_pos(m, n);
+    /* the last node first: whole graphs are dropped from their end */
+    uint32_t pos = g->nodes.n && g->nodes.v[g->nodes.n - 1] == n ? g->nodes.n - 1 : cv_graph_node_pos(m, n);
     if (pos != CARVE_NONE) {
         memmove(&g->nodes.v[pos], &g->nodes.v[pos + 1], (g->nodes.n - pos - 1) * sizeof *g->nodes.v);
         g->nodes.n--;
     }
+    cv_node_remove_later(m, n);
+}
+
+void cv_node_remove_later(carve_model *m, carve_node_id n)
+{
+    cv_node *nd = &m->nodes[n];
     for (uint32_t i = 0; i < nd->n_out; i++)
         if (nd->out[i] != CARVE_NONE && m->values[nd->out[i]].producer == n)
             m->values[nd->out[i]].producer = CARVE_NONE;
     nd->dead = true;
+}
+
+void cv_graph_drop_dead(carve_model *m, carve_graph_id g)
+{
+    cv_ids *l = &m->graphs[g].nodes;
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        if (!m->nodes[l->v[i]].dead)
+            l->v[w++] = l->v[i];
+    l->n = w;
 }
 
 void cv_graph_move_tail(carve_model *m, carve_graph_id g, uint32_t count, uint32_t at)
@@ -761,8 +779,7 @@ const char *cv_value_unique_name(carve_model *m, carve_graph_id g, const char *b
 bool cv_value_move(carve_model *m, carve_value_id v, carve_graph_id g)
 {
     cv_value *x = &m->values[v];
-    if (cv_strmap_get(&m->graphs[x->graph].scope, x->name) == v)
-        cv_strmap_del(&m->graphs[x->graph].scope, x->name);
+    cv_strmap_del_if(&m->graphs[x->graph].scope, x->name, v);
     x->graph = g;
     return cv_strmap_put(&m->graphs[g].scope, x->name, v);
 }

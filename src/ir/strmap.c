@@ -14,32 +14,47 @@ uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed)
     return h;
 }
 
-static uint64_t hash_str(const char *s) { return cv_hash_bytes(s, strlen(s), 0); }
+/* Eight bytes a step (names are hashed on every lookup); the slots' order
+ * is never visible, so this hash is free to differ from cv_hash_bytes. */
+static uint32_t hash_str(const char *s)
+{
+    size_t n = strlen(s);
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (; n >= 8; n -= 8, s += 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 29;
+    h *= 0xff51afd7ed558ccdull;
+    return (uint32_t)(h ^ (h >> 32));
+}
 
+/* A slot holds its key, the key's hash and the value together: a probe
+ * reads one cache line, compares hashes before strings, and growing and
+ * deleting never hash a key again. At most half the slots are used, so a
+ * lookup of a name that is not there (every new name is one) stops soon. */
 static bool grow(cv_strmap *m)
 {
     uint32_t cap = m->cap ? m->cap * 2 : 16;
-    const char **keys = cv_malloc((size_t)cap * sizeof *keys);
-    uint32_t *vals = cv_malloc((size_t)cap * sizeof *vals);
-    if (!keys || !vals) {
-        cv_free(keys);
-        cv_free(vals);
+    cv_strslot *slots = cv_malloc((size_t)cap * sizeof *slots);
+    if (!slots)
         return false;
-    }
-    memset(keys, 0, (size_t)cap * sizeof *keys);
+    memset(slots, 0, (size_t)cap * sizeof *slots);
     for (uint32_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
+        if (!m->slots[i].key)
             continue;
-        uint32_t j = (uint32_t)hash_str(m->keys[i]) & (cap - 1);
-        while (keys[j])
+        uint32_t j = m->slots[i].hash & (cap - 1);
+        while (slots[j].key)
             j = (j + 1) & (cap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
+        slots[j] = m->slots[i];
     }
-    cv_free(m->keys);
-    cv_free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+    cv_free(m->slots);
+    m->slots = slots;
     m->cap = cap;
     return true;
 }
@@ -48,60 +63,63 @@ bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val)
 {
     if ((m->n + 1) * 4 > m->cap * 3 && !grow(m))
         return false;
-    uint32_t j = (uint32_t)hash_str(key) & (m->cap - 1);
-    while (m->keys[j]) {
-        if (strcmp(m->keys[j], key) == 0) {
-            m->vals[j] = val;
+    uint32_t h = hash_str(key), j = h & (m->cap - 1);
+    while (m->slots[j].key) {
+        if (m->slots[j].hash == h && strcmp(m->slots[j].key, key) == 0) {
+            m->slots[j].val = val;
             return true;
         }
         j = (j + 1) & (m->cap - 1);
     }
-    m->keys[j] = key;
-    m->vals[j] = val;
+    m->slots[j] = (cv_strslot){key, h, val};
     m->n++;
     return true;
 }
 
-uint32_t cv_strmap_get(const cv_strmap *m, const char *key)
+/* The slot of key, or CARVE_NONE. */
+static uint32_t find(const cv_strmap *m, const char *key)
 {
     if (!m->cap)
         return CARVE_NONE;
-    uint32_t j = (uint32_t)hash_str(key) & (m->cap - 1);
-    while (m->keys[j]) {
-        if (strcmp(m->keys[j], key) == 0)
-            return m->vals[j];
+    uint32_t h = hash_str(key), j = h & (m->cap - 1);
+    while (m->slots[j].key) {
+        if (m->slots[j].hash == h && (m->slots[j].key == key || strcmp(m->slots[j].key, key) == 0))
+            return j;
         j = (j + 1) & (m->cap - 1);
     }
     return CARVE_NONE;
 }
 
+uint32_t cv_strmap_get(const cv_strmap *m, const char *key)
+{
+    uint32_t j = find(m, key);
+    return j == CARVE_NONE ? CARVE_NONE : m->slots[j].val;
+}
+
 void cv_strmap_free(cv_strmap *m)
 {
-    cv_free(m->keys);
-    cv_free(m->vals);
+    cv_free(m->slots);
     memset(m, 0, sizeof *m);
 }
 
-void cv_strmap_del(cv_strmap *m, const char *key)
+void cv_strmap_del(cv_strmap *m, const char *key) { cv_strmap_del_if(m, key, CARVE_NONE); }
+
+void cv_strmap_del_if(cv_strmap *m, const char *key, uint32_t val)
 {
-    if (!m->cap)
+    uint32_t j = find(m, key);
+    if (j == CARVE_NONE || (val != CARVE_NONE && m->slots[j].val != val))
         return;
-    uint32_t mask = m->cap - 1, j = (uint32_t)hash_str(key) & mask;
-    while (m->keys[j] && strcmp(m->keys[j], key))
-        j = (j + 1) & mask;
-    if (!m->keys[j])
-        return;
+    uint32_t mask = m->cap - 1;
     /* backward-shift deletion keeps every probe chain unbroken */
-    m->keys[j] = NULL;
+    m->slots[j].key = NULL;
     m->n--;
-    for (uint32_t k = (j + 1) & mask; m->keys[k]; k = (k + 1) & mask) {
-        uint32_t home = (uint32_t)hash_str(m->keys[k]) & mask;
+    for (uint32_t k = (j + 1) & mask; m->slots[k].key; k = (k + 1) & mask) {
+        uint32_t home = m->slots[k].hash & mask;
         /* move k back to j if its home is not cyclically within (j, k] */
         bool stays = j < k ? (home > j && home <= k) : (home > j || home <= k);
         if (!stays) {
-            m->keys[j] = m->keys[k];
-            m->vals[j] = m->vals[k];
-            m->keys[k] = NULL;
+            m->slots[j] = m->slots[k];
+            m->slots[k].key = NULL;
             j = k;
         }
     }

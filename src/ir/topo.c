@@ -5,16 +5,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool push_unique(cv_ids *out, uint32_t x)
+/* out without duplicates: a linear scan while out is short, then a hash set
+ * of its entries (a body reading thousands of outer values stays linear). */
+typedef struct {
+    cv_ids *out;
+    uint32_t *slot; /* value + 1, 0 = empty; cap a power of two */
+    uint32_t cap, n;
+} uniq;
+
+static uint32_t uniq_home(uint32_t x, uint32_t cap) { return (uint32_t)((x * 2654435761u) & (cap - 1)); }
+
+static bool uniq_insert(uniq *u, uint32_t x) /* true if x was new */
 {
-    for (uint32_t i = 0; i < out->n; i++)
-        if (out->v[i] == x)
-            return true;
-    return cv_ids_push(out, x);
+    uint32_t j = uniq_home(x, u->cap);
+    while (u->slot[j]) {
+        if (u->slot[j] == x + 1)
+            return false;
+        j = (j + 1) & (u->cap - 1);
+    }
+    u->slot[j] = x + 1;
+    u->n++;
+    return true;
 }
+
+static bool uniq_rehash(uniq *u, uint32_t need)
+{
+    uint32_t cap = 64;
+    while (cap < 2 * need)
+        cap *= 2;
+    uint32_t *slot = cv_malloc((size_t)cap * sizeof *slot);
+    if (!slot)
+        return false;
+    memset(slot, 0, (size_t)cap * sizeof *slot);
+    cv_free(u->slot);
+    u->slot = slot;
+    u->cap = cap;
+    u->n = 0;
+    for (uint32_t i = 0; i < u->out->n; i++)
+        uniq_insert(u, u->out->v[i]);
+    return true;
+}
+
+static bool push_unique(uniq *u, uint32_t x)
+{
+    cv_ids *out = u->out;
+    if (!u->slot && out->n < 32) {
+        for (uint32_t i = 0; i < out->n; i++)
+            if (out->v[i] == x)
+                return true;
+        return cv_ids_push(out, x);
+    }
+    if ((!u->slot || 2 * (u->n + 1) > u->cap) && !uniq_rehash(u, out->n + 1))
+        return false;
+    return !uniq_insert(u, x) || cv_ids_push(out, x);
+}
+
+static bool captures(const carve_model *m, carve_graph_id g, uniq *u);
 
 /* Values read inside graph g (recursively) but defined outside it. */
 bool cv_graph_captures(const carve_model *m, carve_graph_id g, cv_ids *out)
+{
+    uniq u = {out, NULL, 0, 0};
+    bool ok = captures(m, g, &u);
+    cv_free(u.slot);
+    return ok;
+}
+
+static bool captures(const carve_model *m, carve_graph_id g, uniq *u)
 {
     const cv_graph *gr = &m->graphs[g];
     for (uint32_t i = 0; i < gr->nodes.n; i++) {
@@ -22,7 +79,7 @@ bool cv_graph_captures(const carve_model *m, carve_graph_id g, cv_ids *out)
         for (uint32_t j = 0; j < n->n_in; j++) {
             carve_value_id v = n->in[j];
             if (v != CARVE_NONE && m->values[v].graph != g && cv_graph_encloses(m, m->values[v].graph, g) &&
-                !push_unique(out, v))
+                !push_unique(u, v))
                 return false;
         }
         for (uint32_t j = 0; j < n->n_attr; j++) {
@@ -36,7 +93,7 @@ bool cv_graph_captures(const carve_model *m, carve_graph_id g, cv_ids *out)
                     return false;
                 }
                 for (uint32_t q = 0; q < inner.n; q++)
-                    if (m->values[inner.v[q]].graph != g && !push_unique(out, inner.v[q])) {
+                    if (m->values[inner.v[q]].graph != g && !push_unique(u, inner.v[q])) {
                         cv_ids_free(&inner);
                         return false;
                     }
@@ -46,7 +103,7 @@ bool cv_graph_captures(const carve_model *m, carve_graph_id g, cv_ids *out)
     }
     for (uint32_t i = 0; i < gr->outputs.n; i++) {
         carve_value_id v = gr->outputs.v[i];
-        if (m->values[v].graph != g && !push_unique(out, v))
+        if (m->values[v].graph != g && !push_unique(u, v))
             return false;
     }
     return true;
@@ -105,10 +162,11 @@ static bool build_edges(const carve_model *m, carve_graph_id g, const uint32_t *
     e->start = cv_malloc(((size_t)n + 1) * sizeof *e->start);
     if (!e->start)
         return false;
+    cv_ids deps = {0}; /* reused from node to node */
     for (uint32_t i = 0; i < n; i++) {
         const cv_node *nd = &m->nodes[gr->nodes.v[i]];
         e->start[i] = preds.n;
-        cv_ids deps = {0};
+        deps.n = 0;
         bool ok = true;
         for (uint32_t j = 0; j < nd->n_in && ok; j++)
             if (nd->in[j] != CARVE_NONE)
@@ -124,12 +182,13 @@ static bool build_edges(const carve_model *m, carve_graph_id g, const uint32_t *
             if (v->graph == g && v->producer != CARVE_NONE && m->nodes[v->producer].graph == g)
                 ok = cv_ids_push(&preds, pos[v->producer]);
         }
-        cv_ids_free(&deps);
         if (!ok) {
+            cv_ids_free(&deps);
             cv_ids_free(&preds);
             return false;
         }
     }
+    cv_ids_free(&deps);
     e->start[n] = preds.n;
     e->pred = preds.v;
     return true;
@@ -242,11 +301,40 @@ done:
     return st;
 }
 
+/* Is graph g's list already in a topological order? Then the stable sort
+ * below would return it unchanged: the smallest ready position is always
+ * the next one. Same edges as build_edges; a node holding a subgraph (its
+ * captures are edges too) makes it answer no, and the full sort runs. */
+static bool already_sorted(carve_model *m, carve_graph_id g)
+{
+    const cv_graph *gr = &m->graphs[g];
+    uint32_t *pos = cv_model_scratch(m);
+    if (!pos)
+        return false;
+    for (uint32_t i = 0; i < gr->nodes.n; i++)
+        pos[gr->nodes.v[i]] = i;
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        const cv_node *nd = &m->nodes[gr->nodes.v[i]];
+        for (uint32_t j = 0; j < nd->n_attr; j++)
+            if (nd->attr[j].kind == CARVE_ATTR_GRAPH || nd->attr[j].kind == CARVE_ATTR_GRAPHS)
+                return false;
+        for (uint32_t j = 0; j < nd->n_in; j++) {
+            if (nd->in[j] == CARVE_NONE)
+                continue;
+            const cv_value *v = &m->values[nd->in[j]];
+            if (v->graph == g && v->producer != CARVE_NONE && m->nodes[v->producer].graph == g &&
+                pos[v->producer] >= i)
+                return false;
+        }
+    }
+    return true;
+}
+
 carve_status cv_topo_sort(carve_model *m, carve_graph_id g)
 {
     cv_graph *gr = &m->graphs[g];
     uint32_t n = gr->nodes.n, cycle = 0;
-    if (n == 0)
+    if (n == 0 || already_sorted(m, g))
         return CARVE_OK;
     uint32_t *order = cv_malloc((size_t)n * sizeof *order);
     if (!order)

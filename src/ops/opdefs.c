@@ -19,9 +19,14 @@ static const cv_op_def table[] = {
 size_t cv_op_count(void) { return sizeof table / sizeof *table; }
 const cv_op_def *cv_op_at(size_t i) { return &table[i]; }
 
-/* Rows by name, for binary search: made once (the table never changes). */
+/* Rows by name, then a hash of (name, domain) -> the first of its rows:
+ * made once (the table never changes). A lookup is one hash and one or two
+ * string compares (it runs for every node of a model). */
 #define N_ROWS (sizeof table / sizeof *table)
+#define N_SLOTS 2048 /* a power of two, over twice the rows */
 static uint16_t by_name[N_ROWS];
+static uint16_t slot_first[N_SLOTS]; /* first row in by_name + 1, 0 = empty */
+static uint8_t slot_rows[N_SLOTS];   /* how many rows the op has */
 static pthread_once_t by_name_once = PTHREAD_ONCE_INIT;
 
 static int cmp_rows(const void *a, const void *b)
@@ -31,11 +36,36 @@ static int cmp_rows(const void *a, const void *b)
     return c ? c : strcmp(x->domain, y->domain);
 }
 
+static uint32_t hash_op(const char *domain, const char *op)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)op; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    h = (h ^ 0xff) * 16777619u; /* no name byte: separates name from domain */
+    for (const unsigned char *p = (const unsigned char *)domain; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h ^ (h >> 15);
+}
+
 static void sort_rows(void)
 {
+    _Static_assert(N_ROWS < N_SLOTS / 2, "op table too large for its lookup hash");
     for (size_t i = 0; i < N_ROWS; i++)
         by_name[i] = (uint16_t)i;
     qsort(by_name, N_ROWS, sizeof *by_name, cmp_rows);
+    for (size_t i = 0; i < N_ROWS; i++) {
+        const cv_op_def *d = &table[by_name[i]];
+        if (i && !cmp_rows(&by_name[i - 1], &by_name[i]))
+            continue; /* not the first row of its op */
+        size_t k = i + 1;
+        while (k < N_ROWS && !cmp_rows(&by_name[i], &by_name[k]))
+            k++;
+        uint32_t j = hash_op(d->domain, d->name) & (N_SLOTS - 1);
+        while (slot_first[j])
+            j = (j + 1) & (N_SLOTS - 1);
+        slot_first[j] = (uint16_t)(i + 1);
+        slot_rows[j] = (uint8_t)(k - i);
+    }
 }
 
 const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
@@ -43,23 +73,18 @@ const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
     if (!domain || !strcmp(domain, "ai.onnx"))
         domain = "";
     pthread_once(&by_name_once, sort_rows);
-    size_t lo = 0, hi = N_ROWS;
-    while (lo < hi) { /* first row whose (name, domain) >= (op, domain) */
-        size_t mid = (lo + hi) / 2;
-        const cv_op_def *d = &table[by_name[mid]];
-        int c = strcmp(d->name, op);
-        if (!c)
-            c = strcmp(d->domain, domain);
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t lo = 0, hi = 0; /* the op's rows: by_name[lo .. hi) */
+    for (uint32_t j = hash_op(domain, op) & (N_SLOTS - 1); slot_first[j]; j = (j + 1) & (N_SLOTS - 1)) {
+        const cv_op_def *d = &table[by_name[slot_first[j] - 1]];
+        if (!strcmp(d->name, op) && !strcmp(d->domain, domain)) {
+            lo = slot_first[j] - 1u;
+            hi = lo + slot_rows[j];
+            break;
+        }
     }
     const cv_op_def *best = NULL;
-    for (size_t i = lo; i < N_ROWS; i++) {
+    for (size_t i = lo; i < hi; i++) {
         const cv_op_def *d = &table[by_name[i]];
-        if (strcmp(d->name, op) || strcmp(d->domain, domain))
-            break;
         if (d->since <= opset && (!best || d->since > best->since))
             best = d;
     }

@@ -33,8 +33,8 @@ bool cv_value_is_const(const carve_model *m, carve_value_id v)
     const cv_value *x = &m->values[v];
     if (x->init)
         return !x->is_input;
-    return x->producer != CARVE_NONE && !strcmp(m->nodes[x->producer].op, "Constant") &&
-           !*m->nodes[x->producer].domain;
+    const cv_node *p = x->producer != CARVE_NONE ? &m->nodes[x->producer] : NULL;
+    return p && p->op[0] == 'C' && !strcmp(p->op, "Constant") && !*p->domain;
 }
 
 static const cv_op_rule *rule_for(const cv_target_op *to, int64_t opset)

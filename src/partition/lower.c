@@ -30,7 +30,9 @@ static bool grow_ln(cv_lower *lw)
     uint32_t n = lw->m->n_nodes;
     if (n <= lw->cap)
         return true;
-    uint32_t cap = lw->cap ? lw->cap : 64;
+    /* the first size fits the model with room for some pieces: every entry
+     * up to cap is written, and fresh pages are not free */
+    uint32_t cap = lw->cap ? lw->cap : n + n / 8 + 64;
     while (cap < n)
         cap *= 2;
     cv_lnode *ln = cv_realloc(lw->ln, cap * sizeof *ln);

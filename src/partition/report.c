@@ -15,25 +15,41 @@ typedef struct {
     bool first; /* no comma before the next member */
 } jw;
 
+/* Bytes JSON strings must escape: '"', '\\' and the controls below 0x20. */
+static const unsigned char needs_escape[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1,
+};
+
 static void jstr(jw *w, const char *s)
 {
-    cv_buf_put(&w->b, "\"", 1);
-    const char *run = s;
-    for (;;) {
-        s += strcspn(s, "\"\\\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14"
-                        "\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f");
-        if (!*s)
+    static const char hex[] = "0123456789abcdef";
+    size_t len = strlen(s);
+    if (!cv_buf_reserve(&w->b, 6 * len + 2)) /* room for the worst case: one pass, no checks */
+        return;
+    char *o = w->b.s + w->b.n;
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)s, *run = p;; p++) {
+        if (!needs_escape[*p])
+            continue;
+        memcpy(o, run, (size_t)(p - run)); /* a run that needs no escaping, in one copy */
+        o += p - run;
+        run = p + 1;
+        if (!*p)
             break;
-        cv_buf_put(&w->b, run, (size_t)(s - run));
-        unsigned char c = (unsigned char)*s++;
-        if (c == '"' || c == '\\')
-            cv_buf_printf(&w->b, "\\%c", c);
-        else
-            cv_buf_printf(&w->b, "\\u%04x", c);
-        run = s;
+        if (*p == '"' || *p == '\\') {
+            *o++ = '\\';
+            *o++ = (char)*p;
+        } else {
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[*p >> 4];
+            o[5] = hex[*p & 15];
+            o += 6;
+        }
     }
-    cv_buf_put(&w->b, run, (size_t)(s - run));
-    cv_buf_put(&w->b, "\"", 1);
+    *o++ = '"';
+    *o = 0;
+    w->b.n = (size_t)(o - w->b.s);
 }
 
 static void jsep(jw *w)
@@ -42,11 +58,23 @@ static void jsep(jw *w)
         cv_buf_put(&w->b, ",", 1);
     w->first = false;
 }
+/* Keys are carve's own names: nothing in them needs escaping. */
 static void jkey(jw *w, const char *k)
 {
-    jsep(w);
-    jstr(w, k);
-    cv_buf_put(&w->b, ":", 1);
+    size_t len = strlen(k);
+    if (!cv_buf_reserve(&w->b, len + 4))
+        return;
+    char *o = w->b.s + w->b.n;
+    if (!w->first)
+        *o++ = ',';
+    w->first = false;
+    *o++ = '"';
+    memcpy(o, k, len);
+    o += len;
+    *o++ = '"';
+    *o++ = ':';
+    *o = 0;
+    w->b.n = (size_t)(o - w->b.s);
 }
 static void jopen(jw *w, char c)
 {
@@ -183,6 +211,9 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     jw w = {{0}, true};
     if (!index_of || !piece_start || !pieces_of || !r || !sum)
         goto nomem;
+    /* the buffer at about its final size at once: growing it by doubling
+     * touches (and copies) twice the memory */
+    cv_buf_reserve(&w.b, (size_t)lw->n_orig * 96 + (size_t)lw->n_parts * 256 + 4096);
     for (uint32_t i = 0; i < lw->n_parts; i++)
         index_of[lw->parts[i].delegate] = i;
     memset(piece_start, 0, ((size_t)lw->n_orig + 2) * sizeof *piece_start);

@@ -372,7 +372,10 @@ const cv_target_op *cv_target_find_op(const carve_target *t, const char *op)
     size_t lo = 0, hi = t->n_ops;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = strcmp(t->ops[mid].op, op);
+        /* first bytes first (strcmp's order): this runs for every node */
+        int c = (unsigned char)t->ops[mid].op[0] - (unsigned char)op[0];
+        if (!c)
+            c = strcmp(t->ops[mid].op, op);
         if (!c)
             return &t->ops[mid];
         if (c < 0)

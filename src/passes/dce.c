@@ -36,19 +36,32 @@ static carve_status dead_nodes(cv_fold *f, bool *changed)
      * sweep (reads from inside a dropped subgraph are recounted next sweep) */
     for (uint32_t k = gs.n; k-- > 0 && !s;) {
         cv_graph *gr = &m->graphs[gs.v[k]];
-        for (uint32_t i = gr->nodes.n; i-- > 0;) {
-            if (i >= gr->nodes.n)
-                continue;
-            carve_node_id id = gr->nodes.v[i];
+        /* The graph's list is taken out while its nodes are dropped, so
+         * cv_node_remove does not search and shift it once per dead node
+         * (quadratic on graphs with many dead nodes); it is compacted once. */
+        cv_ids list = gr->nodes;
+        gr->nodes = (cv_ids){0};
+        bool dropped = false;
+        for (uint32_t i = list.n; i-- > 0;) {
+            carve_node_id id = list.v[i];
             const cv_node *n = &m->nodes[id];
-            if (!is_dead(f, n))
+            if (n->dead || !is_dead(f, n))
                 continue;
             for (uint32_t j = 0; j < n->n_in; j++)
                 if (n->in[j] != CARVE_NONE && f->uses[n->in[j]])
                     f->uses[n->in[j]]--;
             cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, dead_why);
-            *changed = true;
+            *changed = dropped = true;
         }
+        if (dropped) {
+            uint32_t w = 0;
+            for (uint32_t i = 0; i < list.n; i++)
+                if (!m->nodes[list.v[i]].dead)
+                    list.v[w++] = list.v[i];
+            list.n = w;
+        }
+        gr = &m->graphs[gs.v[k]];
+        gr->nodes = list;
     }
     cv_ids_free(&gs);
     return s;
@@ -125,6 +138,8 @@ carve_status cv_fold_dedupe(cv_fold *f)
     cv_ids gs = {0};
     dkey *keys = NULL;
     uint8_t *gone = NULL;
+    carve_value_id *rep = NULL; /* by value id: the equal initializer its readers read */
+    bool replaced = false;
     uint32_t n = 0, cap = 0;
     if (!cv_fold_graphs(m, &gs))
         goto nomem;
@@ -150,9 +165,12 @@ carve_status cv_fold_dedupe(cv_fold *f)
         }
     }
     gone = cv_malloc((size_t)m->n_values + 1);
-    if (!gone)
+    rep = cv_malloc(((size_t)m->n_values + 1) * sizeof *rep);
+    if (!gone || !rep)
         goto nomem;
     memset(gone, 0, (size_t)m->n_values + 1);
+    for (uint32_t v = 0; v < m->n_values; v++)
+        rep[v] = CARVE_NONE;
     if (n)
         qsort(keys, n, sizeof *keys, cmp_key);
     for (uint32_t lo = 0, hi; lo < n; lo = hi) {
@@ -166,7 +184,8 @@ carve_status cv_fold_dedupe(cv_fold *f)
                 const cv_value *cx = &m->values[c];
                 if (gone[c] || !cv_graph_encloses(m, cx->graph, dx->graph) || !same_tensor(cx->init, dx->init))
                     continue;
-                cv_fold_replace_reads(m, dx->graph, d, c, false);
+                rep[d] = c; /* its readers (in dx's graph or below) read c: all at once, below */
+                replaced = true;
                 gone[d] = 1;
                 f->st.inits_deduped++;
                 f->st.bytes_removed += dx->init->nbytes;
@@ -174,6 +193,8 @@ carve_status cv_fold_dedupe(cv_fold *f)
             }
         }
     }
+    if (replaced)
+        cv_fold_replace_reads_map(m, 0, rep, m->n_values);
     for (uint32_t k = 0; k < gs.n; k++) {
         cv_graph *gr = &m->graphs[gs.v[k]];
         uint32_t keep = 0;
@@ -189,11 +210,13 @@ carve_status cv_fold_dedupe(cv_fold *f)
         gr->inits.n = keep;
     }
     cv_free(gone);
+    cv_free(rep);
     cv_free(keys);
     cv_ids_free(&gs);
     return CARVE_OK;
 nomem:
     cv_free(gone);
+    cv_free(rep);
     cv_free(keys);
     cv_ids_free(&gs);
     return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");

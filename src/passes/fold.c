@@ -40,14 +40,16 @@ bool cv_fold_grow(cv_fold *f)
     uint32_t n = f->m->n_nodes;
     if (n <= f->cap)
         return true;
-    uint32_t cap = f->cap ? f->cap : 64;
+    /* the first size fits the model with room for a few new nodes: every
+     * entry up to cap is written, and fresh pages are not free */
+    uint32_t cap = f->cap ? f->cap : n + n / 8 + 64;
     while (cap < n)
         cap *= 2;
     cv_fold_node *p = cv_realloc(f->nodes, (size_t)cap * sizeof *p);
     if (!p)
         return false;
     for (uint32_t i = f->cap; i < cap; i++)
-        p[i] = (cv_fold_node){CV_FATE_KEPT, NULL, CARVE_NONE, CARVE_NONE, -1};
+        p[i] = (cv_fold_node){.why = NULL, .fate = CV_FATE_KEPT, .into = CARVE_NONE, .from = CARVE_NONE, .guard = -1};
     f->nodes = p;
     f->cap = cap;
     return true;
@@ -74,6 +76,8 @@ static bool graphs_rec(const carve_model *m, carve_graph_id g, cv_ids *out, int 
 bool cv_fold_graphs(const carve_model *m, cv_ids *out)
 {
     out->n = 0;
+    if (m->n_graphs == 1) /* no subgraph anywhere: no need to look at every node */
+        return cv_ids_push(out, 0);
     return graphs_rec(m, 0, out, 0);
 }
 
@@ -133,7 +137,11 @@ static uint64_t constant_bytes(const carve_model *m, carve_node_id id)
     return 0;
 }
 
-static bool is_op(const cv_node *n, const char *op) { return !*n->domain && !strcmp(n->op, op); }
+/* first bytes compared first: the passes ask this of every node many times */
+static inline bool is_op(const cv_node *n, const char *op)
+{
+    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
+}
 
 static uint64_t tensor_bytes(const cv_tensor *t) { return t->dtype == CARVE_STRING ? 0 : t->nbytes; }
 
@@ -147,8 +155,9 @@ static void drop_graph(cv_fold *f, carve_graph_id g, carve_node_id into, const c
         if (!m->values[gr->inits.v[i]].is_input)
             f->st.bytes_removed += tensor_bytes(m->values[gr->inits.v[i]].init);
     gr->inits.n = 0;
-    while (gr->nodes.n)
-        cv_fold_drop(f, gr->nodes.v[gr->nodes.n - 1], CV_FATE_REMOVED, into, why);
+    for (uint32_t i = gr->nodes.n; i-- > 0;) /* from the end: each is the last listed */
+        cv_fold_drop(f, gr->nodes.v[i], CV_FATE_REMOVED, into, why);
+    gr->nodes.n = 0;
 }
 
 void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into, const char *why)
@@ -165,7 +174,12 @@ void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into,
     }
     if (fate == CV_FATE_REMOVED && is_op(nd, "Constant"))
         f->st.bytes_removed += constant_bytes(m, n);
-    cv_node_remove(m, n);
+    if (nd->graph == f->lazy_g) {
+        cv_node_remove_later(m, n);
+        f->lazy_dirty = true;
+    } else {
+        cv_node_remove(m, n);
+    }
     if (n < f->cap && f->nodes[n].guard >= 0) {
         /* refusals count nodes the folded model keeps as ops */
         f->st.refused[f->nodes[n].guard]--;
@@ -180,6 +194,13 @@ void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into,
         f->st.folded++;
     else
         f->st.removed++;
+}
+
+void cv_fold_flush(cv_fold *f)
+{
+    if (f->lazy_dirty && f->lazy_g != CARVE_NONE)
+        cv_graph_drop_dead(f->m, f->lazy_g);
+    f->lazy_dirty = false;
 }
 
 carve_value_id cv_fold_new_init(cv_fold *f, carve_graph_id g, const char *base, carve_dtype dtype, int rank,
@@ -413,11 +434,34 @@ void cv_fold_replace_reads(carve_model *m, carve_graph_id g, carve_value_id from
     }
 }
 
+carve_value_id cv_fold_resolve(const carve_value_id *rep, uint32_t n_rep, carve_value_id v)
+{
+    for (int hops = 0; hops < 64 && v != CARVE_NONE && v < n_rep && rep[v] != CARVE_NONE; hops++)
+        v = rep[v];
+    return v;
+}
+
+void cv_fold_replace_reads_map(carve_model *m, carve_graph_id g, const carve_value_id *rep, uint32_t n_rep)
+{
+    const cv_graph *gr = &m->graphs[g];
+    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+        cv_node *n = &m->nodes[gr->nodes.v[i]];
+        for (uint32_t j = 0; j < n->n_in; j++)
+            n->in[j] = cv_fold_resolve(rep, n_rep, n->in[j]);
+        for (uint32_t j = 0; j < n->n_attr; j++) {
+            const cv_attr *a = &n->attr[j];
+            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+            for (uint32_t k = 0; k < cnt; k++)
+                cv_fold_replace_reads_map(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], rep, n_rep);
+        }
+    }
+}
+
 /* An If whose condition is known: the branch it takes replaces it. The
  * branch's nodes move into the If's graph at its place (keeping their
  * names), its initializers move along, and its outputs become the If's
  * output values (so consumers and graph outputs keep their names). */
-static carve_status inline_if(cv_fold *f, carve_node_id id, bool cond)
+static carve_status inline_if_now(cv_fold *f, carve_node_id id, bool cond)
 {
     carve_model *m = f->m;
     const char *taken = cond ? "then_branch" : "else_branch";
@@ -534,6 +578,18 @@ static carve_status inline_if(cv_fold *f, carve_node_id id, bool cond)
 nomem:
     cv_ids_free(&moved);
     return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+}
+
+/* Inlining reads and splices the graph's list: the nodes dropped so far
+ * leave it first, and it drops the If at once. */
+static carve_status inline_if(cv_fold *f, carve_node_id id, bool cond)
+{
+    cv_fold_flush(f);
+    carve_graph_id lazy = f->lazy_g;
+    f->lazy_g = CARVE_NONE;
+    carve_status s = inline_if_now(f, id, cond);
+    f->lazy_g = lazy;
+    return s;
 }
 
 /* ---------------------------------------------------------------- shapes known in part
@@ -825,9 +881,18 @@ static carve_status fold_graph(cv_fold *f, carve_graph_id g)
     if (n)
         memcpy(ids, gr->nodes.v, (size_t)n * sizeof *ids);
     carve_status s = CARVE_OK;
+    /* folded nodes leave g's list in one sweep at the end (the enclosing
+     * graph's pending ones wait for it) */
+    carve_graph_id lazy = f->lazy_g;
+    bool dirty = f->lazy_dirty;
+    f->lazy_g = g;
+    f->lazy_dirty = false;
     for (uint32_t i = 0; i < n && !s; i++)
         if (!m->nodes[ids[i]].dead && m->nodes[ids[i]].graph == g)
             s = fold_node(f, ids[i]);
+    cv_fold_flush(f);
+    f->lazy_g = lazy;
+    f->lazy_dirty = dirty;
     cv_free(ids);
     return s;
 }
@@ -888,7 +953,8 @@ carve_status cv_fold_run(carve_model *m, const carve_fold_opts *opts, carve_fold
 {
     if (fates)
         *fates = NULL;
-    cv_fold f = {.m = m, .max_bytes = opts && opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES};
+    cv_fold f = {.m = m, .max_bytes = opts && opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
+                 .lazy_g = CARVE_NONE};
     carve_status s = CARVE_OK;
     if (!cv_fold_grow(&f)) {
         s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");

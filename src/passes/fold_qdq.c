@@ -16,7 +16,11 @@
 
 #include <string.h>
 
-static bool is_op(const cv_node *n, const char *op) { return !*n->domain && !strcmp(n->op, op); }
+/* first bytes compared first: the passes ask this of every node many times */
+static inline bool is_op(const cv_node *n, const char *op)
+{
+    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
+}
 
 static bool is_layout(const cv_node *n)
 {
@@ -223,9 +227,12 @@ carve_status cv_fold_qdq(cv_fold *f)
             for (uint32_t i = 0; i < gr->nodes.n; i++)
                 if (!cv_ids_push(&nodes, gr->nodes.v[i]))
                     s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+            f->lazy_g = gs.v[k]; /* moved ops leave the list in one sweep */
             for (uint32_t i = 0; i < nodes.n && !s; i++)
                 if (!m->nodes[nodes.v[i]].dead)
                     s = move_one(f, nodes.v[i], &changed);
+            cv_fold_flush(f);
+            f->lazy_g = CARVE_NONE;
             cv_ids_free(&nodes);
         }
         cv_ids_free(&gs);

@@ -19,7 +19,11 @@
 #include <math.h>
 #include <string.h>
 
-static bool is_op(const cv_node *n, const char *op) { return !*n->domain && !strcmp(n->op, op); }
+/* first bytes compared first: the passes ask this of every node many times */
+static inline bool is_op(const cv_node *n, const char *op)
+{
+    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
+}
 
 static const cv_tensor *f32_const(const carve_model *m, carve_value_id v)
 {
@@ -146,7 +150,8 @@ static int rank_of(const carve_model *m, carve_value_id v)
     return t->kind == CARVE_TYPE_TENSOR ? t->rank : -1;
 }
 
-static carve_status fuse_gemm(cv_fold *f, carve_node_id add, bool *changed)
+/* at: where the sweep found add in its graph's list (checked before use). */
+static carve_status fuse_gemm(cv_fold *f, carve_node_id add, uint32_t at, bool *changed)
 {
     carve_model *m = f->m;
     const cv_node *a = &m->nodes[add];
@@ -181,8 +186,16 @@ static carve_status fuse_gemm(cv_fold *f, carve_node_id add, bool *changed)
         gn->in[1] = bv;
         gn->in[2] = cv;
         f->nodes[gid].from = p;
-        uint32_t pos = cv_graph_node_pos(m, add);
-        cv_graph_move_tail(m, g, 1, pos);
+        cv_ids *l = &m->graphs[g].nodes;
+        if (f->lazy_g == g && at + 1 < l->n && l->v[at] == add && l->v[l->n - 1] == gid) {
+            /* dropped nodes stay listed: the Gemm takes the Add's place
+             * without shifting the list (the order the move below makes) */
+            l->n--;
+            l->v[at] = gid;
+        } else {
+            uint32_t pos = cv_graph_node_pos(m, add);
+            cv_graph_move_tail(m, g, 1, pos);
+        }
         cv_fold_rebind_output(f, gid, 0, m->nodes[add].out[0]);
         const char *why = cv_arena_printf(&m->arena, "MatMul '%s' and Add '%s' became Gemm '%s'", m->nodes[p].name,
                                           m->nodes[add].name, m->nodes[gid].name);
@@ -211,12 +224,17 @@ static carve_status sweep(cv_fold *f, bool *changed)
         for (uint32_t i = 0; i < gr->nodes.n && !s; i++)
             if (!cv_ids_push(&nodes, gr->nodes.v[i]))
                 s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+        /* fused nodes leave the list in one sweep at the end, so positions
+         * in it stay those of `nodes` until then */
+        f->lazy_g = gs.v[k];
         for (uint32_t i = 0; i < nodes.n && !s; i++)
             if (!m->nodes[nodes.v[i]].dead)
                 s = fuse_bn(f, nodes.v[i], changed);
         for (uint32_t i = 0; i < nodes.n && !s; i++)
             if (!m->nodes[nodes.v[i]].dead)
-                s = fuse_gemm(f, nodes.v[i], changed);
+                s = fuse_gemm(f, nodes.v[i], i, changed);
+        cv_fold_flush(f);
+        f->lazy_g = CARVE_NONE;
         cv_ids_free(&nodes);
     }
     cv_ids_free(&gs);

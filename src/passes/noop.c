@@ -16,7 +16,11 @@
 
 #include <string.h>
 
-static bool is_op(const cv_node *n, const char *op) { return !*n->domain && !strcmp(n->op, op); }
+/* first bytes compared first: the passes ask this of every node many times */
+static inline bool is_op(const cv_node *n, const char *op)
+{
+    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
+}
 
 static const cv_type *tensor_type(const carve_model *m, carve_value_id v)
 {
@@ -181,24 +185,37 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
     return -1;
 }
 
+/* One pass over each live graph. Readers of a removed op's output read its
+ * input instead: the list is in topological order, so a node's own inputs
+ * are redirected when its turn comes, and the rest of the graph and its
+ * subgraphs once at the end (not one whole-graph rewrite per removed op);
+ * removed ops leave the list in one sweep too. */
 static carve_status sweep(cv_fold *f, bool *changed)
 {
     carve_model *m = f->m;
     carve_status s = cv_fold_count_uses(f);
     cv_ids gs = {0};
+    carve_value_id *rep = NULL; /* by value id, made at the first removal */
+    uint32_t n_rep = m->n_values;
+    cv_ids replaced = {0};      /* the values rep replaces, to reset it per graph */
     if (!s && !cv_fold_graphs(m, &gs))
         s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     for (uint32_t k = 0; k < gs.n && !s; k++) {
         cv_ids nodes = {0};
         const cv_graph *gr = &m->graphs[gs.v[k]];
+        bool redirected = false;
         for (uint32_t i = 0; i < gr->nodes.n && !s; i++)
             if (!cv_ids_push(&nodes, gr->nodes.v[i]))
                 s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+        f->lazy_g = gs.v[k];
         for (uint32_t i = 0; i < nodes.n && !s; i++) {
             carve_node_id id = nodes.v[i];
             const char *what = NULL;
             if (m->nodes[id].dead)
                 continue;
+            cv_node *nd = &m->nodes[id];
+            for (uint32_t j = 0; redirected && j < nd->n_in; j++)
+                nd->in[j] = cv_fold_resolve(rep, n_rep, nd->in[j]);
             int k_in = passes_through(f, id, &what);
             if (k_in < 0)
                 continue;
@@ -208,7 +225,23 @@ static carve_status sweep(cv_fold *f, bool *changed)
             if (xt && yt && xt->dtype != yt->dtype)
                 continue; /* a type the model declares differently: leave it */
             if (!f->is_out[y]) {
-                cv_fold_replace_reads(m, n->graph, y, x, false);
+                if (!rep) {
+                    if (!(rep = cv_malloc(((size_t)n_rep + 1) * sizeof *rep))) {
+                        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+                        break;
+                    }
+                    for (uint32_t v = 0; v < n_rep; v++)
+                        rep[v] = CARVE_NONE;
+                }
+                if (y < n_rep && cv_ids_push(&replaced, y)) {
+                    rep[y] = x;
+                } else if (y < n_rep) {
+                    s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+                    break;
+                } else {
+                    cv_fold_replace_reads(m, n->graph, y, x, false);
+                }
+                redirected = true;
                 f->uses[x] += f->uses[y];
                 f->uses[y] = 0;
             } else {
@@ -225,8 +258,18 @@ static carve_status sweep(cv_fold *f, bool *changed)
                 cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, why);
             *changed = true;
         }
+        cv_fold_flush(f);
+        f->lazy_g = CARVE_NONE;
+        if (redirected) {
+            cv_fold_replace_reads_map(m, gs.v[k], rep, n_rep);
+            for (uint32_t q = 0; q < replaced.n; q++)
+                rep[replaced.v[q]] = CARVE_NONE;
+            replaced.n = 0;
+        }
         cv_ids_free(&nodes);
     }
+    cv_free(rep);
+    cv_ids_free(&replaced);
     cv_ids_free(&gs);
     return s;
 }

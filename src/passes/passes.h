@@ -29,9 +29,9 @@ typedef enum cv_fate {
     CV_FATE_REMOVED   /* gone otherwise: dead, fused, inlined; `why` says which */
 } cv_fate;
 
-typedef struct cv_fold_node {
-    cv_fate fate;
+typedef struct cv_fold_node { /* one per node id: fields ordered for 24 bytes, not 32 */
     const char *why;      /* REMOVED: for the report (model arena) */
+    cv_fate fate;
     carve_node_id into;   /* REMOVED into another node (fused, merged), or CARVE_NONE */
     carve_node_id from;   /* a node folding made: the node it was made from, or CARVE_NONE */
     int8_t guard;         /* the carve_fold_guard that kept it an op (counted once), or -1 */
@@ -49,6 +49,11 @@ typedef struct cv_fold {
     uint32_t *uses;       /* by value id: node inputs, subgraph captures, graph outputs */
     uint8_t *is_out;      /* by value id: an output of some graph */
     uint32_t n_uses;
+    /* Nodes cv_fold_drop takes out of graph lazy_g stay listed, dead, until
+     * cv_fold_flush (constant folding drops nodes one by one: taking each
+     * out of the list at once would cost O(N) apiece). CARVE_NONE: off. */
+    carve_graph_id lazy_g;
+    bool lazy_dirty;
 } cv_fold;
 
 /* Runs every folding pass. *fates (may be NULL) receives the fate of each
@@ -66,6 +71,8 @@ carve_status cv_fold_count_uses(cv_fold *f);
 /* Takes node n out of its graph with every node of its subgraphs, and
  * records its fate; the subgraphs' nodes are REMOVED with the same why. */
 void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into, const char *why);
+/* Takes the dead nodes left listed in f->lazy_g out of its list. */
+void cv_fold_flush(cv_fold *f);
 /* A new initializer of graph g named base (made unique in g's scope),
  * counted as added bytes. CARVE_NONE on error (set on the context). */
 carve_value_id cv_fold_new_init(cv_fold *f, carve_graph_id g, const char *base, carve_dtype dtype, int rank,
@@ -79,6 +86,12 @@ const cv_tensor *cv_fold_const(const carve_model *m, carve_value_id v);
 /* Replaces reads of `from` by `to` in the nodes of graph g and its
  * subgraphs (and in those subgraphs' outputs when `outputs`). */
 void cv_fold_replace_reads(carve_model *m, carve_graph_id g, carve_value_id from, carve_value_id to, bool outputs);
+/* Many replacements in one walk: rep maps a value id (< n_rep) to the value
+ * read instead, CARVE_NONE for itself; node inputs of g and its subgraphs
+ * only. A pass that removes many values rewrites each graph once, not once
+ * per value. cv_fold_resolve follows rep from v. */
+void cv_fold_replace_reads_map(carve_model *m, carve_graph_id g, const carve_value_id *rep, uint32_t n_rep);
+carve_value_id cv_fold_resolve(const carve_value_id *rep, uint32_t n_rep, carve_value_id v);
 /* Sets input i of node n, growing its input list when i is past its end. */
 bool cv_fold_set_input(carve_model *m, carve_node_id n, uint32_t i, carve_value_id v);
 /* Runs node n's reference kernel on in[] (no interpreter: not for control
