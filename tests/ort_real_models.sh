@@ -25,6 +25,7 @@ ocr_rec|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx|--dim $P.0=1 
 ocr_cls|ocr-models-1.4.2/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx|--dim $P.0=1 --dim $P.1=48 --dim $P.2=192|1e-4 1e-3
 silero_vad|silero-vad-1.0.3/package/weights/silero_vad.onnx|$VAD|1e-4 1e-3
 silero_vad_16k_op15|silero-vad-1.0.3/package/weights/silero_vad_16k_op15.onnx|$VAD|1e-4 1e-3
+silero_vad_op18_ifless|silero-vad-1.0.3/package/weights/silero_vad_op18_ifless.onnx|$VAD|1e-4 1e-3
 silero_vad_half|silero-vad-1.0.3/package/weights/silero_vad_half.onnx|--input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy|1e-2 1e-2
 oww_alexa|openwakeword-0.1.1/package/models/alexa_v0.1.onnx||1e-4 1e-3
 oww_hey_jarvis|openwakeword-0.1.1/package/models/hey_jarvis_v0.1.onnx||1e-4 1e-3

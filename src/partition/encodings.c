@@ -6,7 +6,12 @@
  *   {"dtype": "uint8", "granularity": "per_tensor" | "per_axis" | "blocked",
  *    "scale": 0.02 | [..] | {"value": NAME},        (a runtime scale by name)
  *    "zero_point": 128 | [..] | {"value": NAME},    (0 when absent)
- *    "axis": 0, "block_size": 32}                   (when per-axis / blocked)
+ *    "axis": 0, "block_size": 32,                   (when per-axis / blocked)
+ *    "bits": 8}
+ * "bits" is the width the quantized values need: the dtype's width, except
+ * that a constant int8 (uint8) tensor whose values and zero points all lie
+ * in [-8, 7] ([0, 15]) is a 4-bit weight stored in 8 bits, as exporters
+ * write int4 weights for runtimes without int4: 4.
  * A QuantizeLinear that reads a DequantizeLinear directly (a requantization;
  * the pair stays as it is in the body) also carries
  *   "requantize": {"from": NAME, "as": "Cast" | "Convert"}
@@ -58,6 +63,41 @@ static cJSON *param_json(const carve_model *m, carve_value_id v, bool as_int)
     return j;
 }
 
+/* Do the elements of constant value v (NULL: none) all lie in [lo, hi]? */
+static bool const_within(const carve_model *m, carve_value_id v, int64_t lo, int64_t hi)
+{
+    const cv_tensor *t = v != CARVE_NONE ? cv_const_tensor(m, v) : NULL;
+    if (v != CARVE_NONE && !t)
+        return false;
+    if (!t)
+        return true;
+    cv_val *x = cv_val_from_tensor(t);
+    bool in = x != NULL;
+    for (size_t i = 0; in && i < x->nelem; i++) {
+        int64_t e = cv_val_get_i64(x, i);
+        in = e >= lo && e <= hi;
+    }
+    cv_val_unref(x);
+    return in;
+}
+
+/* The bits quantized value q of dtype t needs (see the header); 0 for a
+ * dtype that is not an integer. */
+static int bits_of(const carve_model *m, carve_value_id q, carve_dtype t, carve_value_id zp)
+{
+    switch (t) {
+    case CARVE_INT4: case CARVE_UINT4: return 4;
+    case CARVE_INT8: case CARVE_UINT8: {
+        int64_t lo = t == CARVE_INT8 ? -8 : 0, hi = t == CARVE_INT8 ? 7 : 15;
+        bool narrow = cv_const_tensor(m, q) && const_within(m, q, lo, hi) && const_within(m, zp, lo, hi);
+        return narrow ? 4 : 8;
+    }
+    case CARVE_INT16: case CARVE_UINT16: return 16;
+    case CARVE_INT32: case CARVE_UINT32: return 32;
+    default: return 0;
+    }
+}
+
 static bool add(cJSON *o, const char *key, cJSON *item)
 {
     if (item && cJSON_AddItemToObject(o, key, item))
@@ -89,6 +129,9 @@ static cJSON *encoding(const carve_model *m, carve_node_id n, carve_value_id q)
         ok = cJSON_AddNumberToObject(o, "axis", (double)axis) != NULL;
     if (block > 0 && ok)
         ok = cJSON_AddNumberToObject(o, "block_size", (double)block) != NULL;
+    int bits = bits_of(m, q, qt->dtype, zp);
+    if (bits && ok)
+        ok = cJSON_AddNumberToObject(o, "bits", bits) != NULL;
     if (!ok) {
         cJSON_Delete(o);
         return NULL;

@@ -75,6 +75,13 @@ static const char *jstr_of(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
+/* Integer member k of o, -1 when absent. */
+static int jint_of(const cJSON *o, const char *k)
+{
+    const cJSON *v = o ? cJSON_GetObjectItem(o, k) : NULL;
+    return cJSON_IsNumber(v) ? v->valueint : -1;
+}
+
 /* x -> QDQ -> Conv(DQ(int8 weight), DQ(int32 bias)) -> QDQ -> Relu -> QDQ.
  * per_axis: the weight has one scale per output channel (axis 0). */
 static carve_model *conv_model(bool per_axis)
@@ -141,6 +148,9 @@ static void conv_units(bool per_axis)
                  "x_q: uint8 with zero point 128");
         OT_CHECK(!strcmp(jstr_of(enc_find(enc, "b_q"), "dtype"), "int32"), "b_q: int32 bias encoding");
         OT_CHECK(enc_find(enc, "c_q") && enc_find(enc, "r_q"), "activations c_q and r_q are encoded");
+        OT_CHECK(jint_of(w, "bits") == 8, "w_q (int8 over [-127, 127]): 8 bits, got %d", jint_of(w, "bits"));
+        OT_CHECK(jint_of(xq, "bits") == 8, "x_q (a uint8 activation): 8 bits, got %d", jint_of(xq, "bits"));
+        OT_CHECK(jint_of(enc_find(enc, "b_q"), "bits") == 32, "b_q: 32 bits");
         cJSON_Delete(r);
     }
     /* the same model with the Conv on CPU: its whole unit goes with it */
@@ -253,6 +263,8 @@ static void blocked_weight(bool packed)
                  "w_q: block_size 16 on axis 0");
         OT_CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(we, "scale")) == K / B * N, "w_q: %d block scales",
                  K / B * N);
+        OT_CHECK(jint_of(we, "bits") == 4, "w_q (%s holding [-8, 7]): 4 bits, got %d", packed ? "int4" : "int8",
+                 jint_of(we, "bits"));
         cJSON_Delete(r);
     }
     cv_val_unref(in[0]);
