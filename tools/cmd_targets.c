@@ -85,7 +85,7 @@ int cmd_targets(int argc, char **argv)
                "`--target-file`; a bad profile gets an error naming the field.\n\n"
                "Profile fields: `schema_version` (1), `name`, `description`, `dtypes`, `int64` (`as_int32` or "
                "`refuse`), `max_rank`, `static_shapes`, `data_dependent_shapes`, `refuses_constant_partitions`, "
-               "`control_flow_whole` (an If/Loop/Scan goes to the target with its bodies when the target can take every node in them), `qdq_node_units` (DequantizeLinear -> op -> QuantizeLinear placed as one, Delegates carry `encodings`: docs/report.md), `keep_whole` (ops delegated whole, or decomposed when they end on CPU), "
+               "`control_flow_whole` (an If/Loop/Scan goes to the target with its bodies when the target can take every node in them; with `int64: as_int32` no int64 value may be among them, since legalization does not reach nested bodies), `qdq_node_units` (DequantizeLinear -> op -> QuantizeLinear placed as one, Delegates carry `encodings`: docs/report.md), `keep_whole` (ops delegated whole, or decomposed when they end on CPU), "
                "`legalize` (`int64_to_int32`, `clamp_int64_slice_bounds`, `uint8_cast_via_int32`), `simulator` "
                "(`uint8_to_float_cast_nonzero_is_one`, `int32_wraps`, `refuse_int64`), and `ops`: op name -> "
                "constraints (`since`, `until`, `dtypes`, `max_rank`, `max_outputs`, `last_axis`, `attrs`: "

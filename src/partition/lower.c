@@ -82,13 +82,34 @@ static bool node_reads(const carve_model *m, carve_node_id id, cv_ids *out)
     return true;
 }
 
-/* For a target that takes control flow whole: the first node in the bodies
- * of control-flow node `id` (recursively) that the target cannot take, with
- * its reason in msg; CARVE_NONE when it can take them all. */
+/* The first int64 input or output of node n, or CARVE_NONE. */
+static carve_value_id int64_io(const carve_model *m, const cv_node *n)
+{
+    for (uint32_t k = 0; k < n->n_in + n->n_out; k++) {
+        carve_value_id v = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        if (v != CARVE_NONE && m->values[v].type.kind == CARVE_TYPE_TENSOR && m->values[v].type.dtype == CARVE_INT64)
+            return v;
+    }
+    return CARVE_NONE;
+}
+
+/* For a target that takes control flow whole: the first node, control-flow
+ * node `id` itself or a node in its bodies (recursively), that the target
+ * cannot take, with its reason in msg; CARVE_NONE when it can take them
+ * all. On a target with int64 only through int32 that is any node with an
+ * int64 value: legalization rewrites a Delegate's own body, not the bodies
+ * nested in it (and Loop's trip count is int64 by definition). */
 static carve_node_id body_refusal(cv_lower *lw, carve_node_id id, char *msg, size_t msgsz)
 {
     carve_model *m = lw->m;
     const cv_node *n = &m->nodes[id];
+    carve_value_id i64 = lw->t->int64_as_int32 ? int64_io(m, n) : CARVE_NONE;
+    if (i64 != CARVE_NONE) {
+        snprintf(msg, msgsz,
+                 "int64 value '%s': %s has int64 only through int32, which carve does not apply inside control flow",
+                 m->values[i64].name, lw->t->name);
+        return id;
+    }
     for (uint32_t j = 0; j < n->n_attr; j++) {
         const cv_attr *a = &n->attr[j];
         uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
@@ -212,7 +233,11 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
             if (def && (def->flags & CV_OP_CONTROL)) { /* the target takes control flow whole */
                 char why[400];
                 carve_node_id c = body_refusal(lw, id, why, sizeof why);
-                if (c != CARVE_NONE) {
+                if (c == id) {
+                    l->reason = CV_R_CONTROL_FLOW;
+                    l->msg = cv_arena_printf(&m->arena, "%s takes control flow only whole, and not this node: %s",
+                                             lw->t->name, why);
+                } else if (c != CARVE_NONE) {
                     l->reason = CV_R_CONTROL_FLOW;
                     l->msg = cv_arena_printf(&m->arena, "%s takes control flow only whole, and its body has '%s' (%s): %s",
                                              lw->t->name, m->nodes[c].name, m->nodes[c].op, why);

@@ -123,14 +123,18 @@ static void bodies_on(const char *target)
 /* A profile that takes control flow whole: the If goes to the target with
  * its bodies only when it can take every node in them; else it stays on CPU
  * (control_flow, naming the body node) and its bodies are lowered on their
- * own. */
-static void control_flow_whole(bool with_cosh)
+ * own. With int64 only through int32 (int64_as_int32), a control-flow node
+ * with an int64 value, the Loop's trip count M, stays on CPU: legalization
+ * does not reach nested bodies. */
+static void control_flow_whole(bool with_cosh, bool int64_as_int32)
 {
     char json[1024];
     snprintf(json, sizeof json,
-             "{\"schema_version\": 1, \"name\": \"cfw\", \"dtypes\": [\"float32\", \"bool\", \"int64\"],"
-             " \"control_flow_whole\": true, \"ops\": {\"If\": {}, \"ReduceSum\": {}, \"Greater\": {},"
+             "{\"schema_version\": 1, \"name\": \"cfw\", \"dtypes\": [\"float32\", \"bool\"%s],%s"
+             " \"control_flow_whole\": true, \"data_dependent_shapes\": true, \"ops\": {\"If\": {}, \"Loop\": {}, \"ReduceSum\": {}, \"Greater\": {},"
              " \"Gemm\": {}, \"Add\": {}, \"Sinh\": {}, \"Softmax\": {}, \"Tanh\": {}, \"Identity\": {}%s}}",
+             int64_as_int32 ? ", \"int32\"" : ", \"int64\"",
+             int64_as_int32 ? " \"int64\": \"as_int32\", \"legalize\": {\"int64_to_int32\": true}," : "",
              with_cosh ? ", \"Cosh\": {}" : "");
     carve_target *t = NULL;
     OT_CHECK(cv_target_parse(ctx, json, strlen(json), "cfw.json", &t) == CARVE_OK, "profile parses: %s",
@@ -142,13 +146,13 @@ static void control_flow_whole(bool with_cosh)
     cv_val *in[1] = {ot_random(CARVE_FLOAT, 2, xd, 23, 0.1, 1)};
     cJSON *r = NULL;
     lt_target_override = t;
-    OT_CHECK(lt_lower_run(m, "cfw", &no_fold, in, 1e-5, 1e-4, &r) == LT_EQUAL, "control flow whole (cosh %d): equal",
-             with_cosh);
+    OT_CHECK(lt_lower_run(m, "cfw", &no_fold, in, 1e-5, 1e-4, &r) == LT_EQUAL,
+             "control flow whole (cosh %d, int64 as int32 %d): equal", with_cosh, int64_as_int32);
     lt_target_override = NULL;
     if (r) {
         if (with_cosh) {
-            OT_CHECK(!strcmp(lt_place(r, "if", pb), "0") && !strcmp(lt_place(r, "then_cosh", pb), "0") &&
-                         !strcmp(lt_place(r, "else_softmax", pb), "0"),
+            OT_CHECK(strcmp(lt_place(r, "if", pb), "cpu") && !strcmp(lt_place(r, "then_cosh", pb), lt_place(r, "if", pb)) &&
+                         !strcmp(lt_place(r, "else_softmax", pb), lt_place(r, "if", pb)),
                      "the If goes to the target whole, its bodies with it (if %s, then_cosh %s)", lt_place(r, "if", pb),
                      lt_place(r, "then_cosh", pb));
         } else {
@@ -157,6 +161,19 @@ static void control_flow_whole(bool with_cosh)
             OT_CHECK(!strcmp(lt_reason(r, "if"), "control_flow") && strstr(msg, "'then_cosh' (Cosh)"),
                      "the If stays on CPU, naming the body node the target cannot take: %s", msg);
             OT_CHECK(!strcmp(part_graph(r, "else_softmax"), "else"), "its bodies are lowered on their own");
+        }
+        if (int64_as_int32) {
+            const cJSON *e = lt_node(r, "loop");
+            const cJSON *why = cJSON_GetObjectItem(cJSON_GetObjectItem(e, "reason"), "message");
+            const char *msg = cJSON_IsString(why) ? why->valuestring : "";
+            OT_CHECK(!strcmp(lt_reason(r, "loop"), "control_flow") && strstr(msg, "int64 value 'M'") &&
+                         strstr(msg, "not this node"),
+                     "int64 as int32: the Loop (int64 trip count) stays on CPU, naming M: %s", msg);
+            OT_CHECK(!strcmp(part_graph(r, "body_tanh"), "body"), "int64 as int32: the Loop body is lowered on its own");
+        } else {
+            OT_CHECK(strcmp(lt_place(r, "loop", pb), "cpu") && !strcmp(lt_place(r, "body_tanh", pb), lt_place(r, "loop", pb)),
+                     "native int64: the Loop goes to the target whole (loop %s, body_tanh %s)", lt_place(r, "loop", pb),
+                     lt_place(r, "body_tanh", pb));
         }
         cJSON_Delete(r);
     }
@@ -170,8 +187,9 @@ int main(void)
     ctx = carve_ctx_new();
     bodies_on("htp");
     bodies_on("gpu");
-    control_flow_whole(true);
-    control_flow_whole(false);
+    control_flow_whole(true, false);
+    control_flow_whole(false, false);
+    control_flow_whole(true, true);
     carve_ctx_free(ctx);
     return ot_finish();
 }
