@@ -84,36 +84,6 @@ static void fmt_dims(char *buf, size_t sz, int rank, const int64_t *dims)
         snprintf(buf + at, sz - at, "]");
 }
 
-/* Copies n elements of src from soff to dst at doff (same dtype). Strings are
- * duplicated, 4-bit types moved nibble by nibble. */
-static bool copy_elems(cv_val *dst, size_t doff, const cv_val *src, size_t soff, size_t n)
-{
-    int bits = carve_dtype_bits(src->dtype);
-    if (src->dtype == CARVE_STRING) {
-        char **s = src->data, **d = dst->data;
-        for (size_t i = 0; i < n; i++) {
-            size_t len = strlen(s[soff + i]);
-            cv_free(d[doff + i]);
-            d[doff + i] = cv_malloc(len + 1);
-            if (!d[doff + i])
-                return false;
-            memcpy(d[doff + i], s[soff + i], len + 1);
-        }
-    } else if (bits == 4) {
-        const uint8_t *s = src->data;
-        uint8_t *d = dst->data;
-        for (size_t i = 0; i < n; i++) {
-            size_t si = soff + i, di = doff + i;
-            uint8_t q = (uint8_t)((s[si / 2] >> ((si & 1) * 4)) & 0xf);
-            d[di / 2] = (di & 1) ? (uint8_t)((d[di / 2] & 0x0f) | (q << 4)) : (uint8_t)((d[di / 2] & 0xf0) | q);
-        }
-    } else if (n) {
-        size_t es = (size_t)bits / 8;
-        memcpy((uint8_t *)dst->data + doff * es, (const uint8_t *)src->data + soff * es, n * es);
-    }
-    return true;
-}
-
 /* x[..., idx, ...] along axis: a copy of rank one less. */
 static cv_val *slice_axis(const cv_val *x, int axis, int64_t idx)
 {
@@ -131,7 +101,7 @@ static cv_val *slice_axis(const cv_val *x, int axis, int64_t idx)
     cv_val *o = cv_val_new(x->dtype, x->rank - 1, dims);
     size_t len = (size_t)x->dims[axis];
     for (size_t q = 0; o && q < outer; q++)
-        if (!copy_elems(o, q * inner, x, (q * len + (size_t)idx) * inner, inner)) {
+        if (!cv_val_copy_elems(o, q * inner, x, (q * len + (size_t)idx) * inner, inner)) {
             cv_val_unref(o);
             return NULL;
         }
@@ -192,7 +162,7 @@ static carve_status stack(cv_kctx *k, cv_val **items, size_t n, int64_t axis, bo
     for (size_t t = 0; t < n; t++) {
         const cv_val *it = items[rev ? n - 1 - t : t];
         for (size_t q = 0; q < outer; q++)
-            if (!copy_elems(o, (q * n + t) * inner, it, q * inner, inner)) {
+            if (!cv_val_copy_elems(o, (q * n + t) * inner, it, q * inner, inner)) {
                 cv_val_unref(o);
                 return cv_knomem(k);
             }
@@ -464,7 +434,7 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
                     inner *= (size_t)(d[q - 2] = x->dims[q]);
                 bin[n_st + j] = cv_val_new(x->dtype, x->rank - 2, d);
                 if (!bin[n_st + j] ||
-                    !copy_elems(bin[n_st + j], 0, x, ((size_t)b * (size_t)max_seq + (size_t)idx) * inner, inner))
+                    !cv_val_copy_elems(bin[n_st + j], 0, x, ((size_t)b * (size_t)max_seq + (size_t)idx) * inner, inner))
                     s = cv_knomem(k);
             }
             char where[80];
@@ -495,7 +465,7 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
                 first.rank = y->rank;
                 memcpy(first.dims, (*o)->dims + 2, (size_t)y->rank * sizeof *first.dims);
                 s = same_shape(k, &first, y, "scan output", j, (size_t)t);
-                if (!s && !copy_elems(*o, ((size_t)b * (size_t)max_seq + (size_t)t) * y->nelem, y, 0, y->nelem))
+                if (!s && !cv_val_copy_elems(*o, ((size_t)b * (size_t)max_seq + (size_t)t) * y->nelem, y, 0, y->nelem))
                     s = cv_knomem(k);
             }
             unref_all(bout, nb);
@@ -519,7 +489,7 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
             first.rank = y->rank;
             memcpy(first.dims, (*o)->dims + 1, (size_t)y->rank * sizeof *first.dims);
             s = same_shape(k, &first, y, "state variable", i, (size_t)b);
-            if (!s && !copy_elems(*o, (size_t)b * y->nelem, y, 0, y->nelem))
+            if (!s && !cv_val_copy_elems(*o, (size_t)b * y->nelem, y, 0, y->nelem))
                 s = cv_knomem(k);
         }
         unref_all(bin, nb);

@@ -14,36 +14,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Copies n elements of src from soff to dst at doff (same dtype). Strings are
- * duplicated, 4-bit types moved nibble by nibble. */
-static bool copy_elems(cv_val *dst, size_t doff, const cv_val *src, size_t soff, size_t n)
-{
-    int bits = carve_dtype_bits(src->dtype);
-    if (src->dtype == CARVE_STRING) {
-        char **s = src->data, **d = dst->data;
-        for (size_t i = 0; i < n; i++) {
-            size_t len = strlen(s[soff + i]);
-            cv_free(d[doff + i]);
-            d[doff + i] = cv_malloc(len + 1);
-            if (!d[doff + i])
-                return false;
-            memcpy(d[doff + i], s[soff + i], len + 1);
-        }
-    } else if (bits == 4) {
-        const uint8_t *s = src->data;
-        uint8_t *d = dst->data;
-        for (size_t i = 0; i < n; i++) {
-            size_t si = soff + i, di = doff + i;
-            uint8_t q = (uint8_t)((s[si / 2] >> ((si & 1) * 4)) & 0xf);
-            d[di / 2] = (di & 1) ? (uint8_t)((d[di / 2] & 0x0f) | (q << 4)) : (uint8_t)((d[di / 2] & 0xf0) | q);
-        }
-    } else if (n) {
-        size_t es = (size_t)bits / 8;
-        memcpy((uint8_t *)dst->data + doff * es, (const uint8_t *)src->data + soff * es, n * es);
-    }
-    return true;
-}
-
 /* Reads a position input (int32/int64 with one element). */
 static carve_status read_position(cv_kctx *k, const cv_val *p, uint32_t idx, int64_t *out)
 {
@@ -199,7 +169,7 @@ static cv_val *slab(const cv_val *x, int axis, int64_t start, int64_t len, bool 
         inner *= (size_t)x->dims[d];
     size_t n = (size_t)x->dims[axis], chunk = (size_t)len * inner;
     for (size_t o2 = 0; o2 < outer; o2++)
-        if (!copy_elems(o, o2 * chunk, x, (o2 * n + (size_t)start) * inner, chunk)) {
+        if (!cv_val_copy_elems(o, o2 * chunk, x, (o2 * n + (size_t)start) * inner, chunk)) {
             cv_val_unref(o);
             return NULL;
         }
@@ -351,7 +321,7 @@ carve_status k_concatfromseq(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **ou
         const cv_val *t = seq->items[i];
         size_t chunk = (new_axis ? 1 : (size_t)t->dims[axis]) * inner;
         for (size_t q = 0; q < outer; q++)
-            if (!copy_elems(o, q * row + at, t, q * chunk, chunk)) {
+            if (!cv_val_copy_elems(o, q * row + at, t, q * chunk, chunk)) {
                 cv_val_unref(o);
                 return cv_knomem(k);
             }

@@ -54,6 +54,9 @@ cv_val *cv_val_scalar_i64(int64_t x);
 /* Wraps an initializer's data without copying. */
 cv_val *cv_val_from_tensor(const cv_tensor *t);
 cv_val *cv_val_clone(const cv_val *v);
+/* Copies n elements of src from soff to dst at doff (same dtype): strings
+ * duplicated, 4-bit types moved nibble by nibble. false on NOMEM. */
+bool cv_val_copy_elems(cv_val *dst, size_t doff, const cv_val *src, size_t soff, size_t n);
 cv_val *cv_val_sequence(carve_dtype elem, uint32_t n, cv_val **items); /* takes refs of items */
 cv_val *cv_val_none(void);
 cv_val *cv_val_ref(cv_val *v);

@@ -456,6 +456,34 @@ cv_val *cv_val_clone(const cv_val *v)
     return c;
 }
 
+bool cv_val_copy_elems(cv_val *dst, size_t doff, const cv_val *src, size_t soff, size_t n)
+{
+    int bits = carve_dtype_bits(src->dtype);
+    if (src->dtype == CARVE_STRING) {
+        char **s = src->data, **d = dst->data;
+        for (size_t i = 0; i < n; i++) {
+            size_t len = strlen(s[soff + i]);
+            cv_free(d[doff + i]);
+            d[doff + i] = cv_malloc(len + 1);
+            if (!d[doff + i])
+                return false;
+            memcpy(d[doff + i], s[soff + i], len + 1);
+        }
+    } else if (bits == 4) {
+        const uint8_t *s = src->data;
+        uint8_t *d = dst->data;
+        for (size_t i = 0; i < n; i++) {
+            size_t si = soff + i, di = doff + i;
+            uint8_t q = (uint8_t)((s[si / 2] >> ((si & 1) * 4)) & 0xf);
+            d[di / 2] = (di & 1) ? (uint8_t)((d[di / 2] & 0x0f) | (q << 4)) : (uint8_t)((d[di / 2] & 0xf0) | q);
+        }
+    } else if (n) {
+        size_t es = (size_t)bits / 8;
+        memcpy((uint8_t *)dst->data + doff * es, (const uint8_t *)src->data + soff * es, n * es);
+    }
+    return true;
+}
+
 cv_val *cv_val_reshaped(const cv_val *v, int rank, const int64_t *dims)
 {
     cv_val *c = cv_val_clone(v);
