@@ -7,59 +7,13 @@
  * QLinearConv with per-row / per-column / per-channel zero points and
  * scales; inference of the output types; error texts. */
 #include "opstest.h"
+#include "tb.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ================================================================ model building */
-
-typedef struct {
-    carve_ctx *ctx;
-    carve_model *m;
-    cv_val *run_in[10];
-    int n_run_in;
-    carve_node_id node;
-} tb;
-
-static void tb_init(tb *t, int64_t opset)
-{
-    memset(t, 0, sizeof *t);
-    t->ctx = carve_ctx_new();
-    t->m = carve_model_new(t->ctx);
-    carve_model_set_opset(t->m, "", opset);
-}
-
-static void tb_free(tb *t)
-{
-    for (int i = 0; i < t->n_run_in; i++)
-        cv_val_unref(t->run_in[i]);
-    carve_model_free(t->m);
-    carve_ctx_free(t->ctx);
-}
-
-/* A graph input fed with v at run time (takes v's reference). */
-static carve_value_id tb_in(tb *t, const char *name, cv_val *v)
-{
-    carve_dim d[CARVE_MAX_RANK];
-    for (int i = 0; i < v->rank; i++)
-        d[i] = (carve_dim){v->dims[i], NULL};
-    t->run_in[t->n_run_in++] = v;
-    return carve_graph_add_input(t->m, 0, name, v->dtype, v->rank, d);
-}
-
-static carve_node_id tb_node(tb *t, const char *op, int n_in, const carve_value_id *ins, int n_out)
-{
-    const char *outs[3] = {"y", "y1", "y2"};
-    t->node = carve_graph_add_node(t->m, 0, op, "", "n", (size_t)n_in, ins, (size_t)n_out, outs);
-    for (int i = 0; i < n_out; i++)
-        carve_graph_add_output(t->m, 0, carve_node_output(t->m, t->node, (size_t)i));
-    return t->node;
-}
-
-static carve_status tb_run(tb *t, cv_val **y) { return ot_run(t->m, t->run_in, y); }
-
-static bool errmsg_has(tb *t, const char *s) { return strstr(carve_errmsg(t->ctx), s) != NULL; }
 
 static cv_val *vals(carve_dtype dt, int rank, const int64_t *dims, const double *v)
 {
