@@ -312,7 +312,9 @@ carve_status carve_value_set_type(carve_model *m, carve_value_id v, carve_dtype 
                                   const carve_dim *dims);
 /* Looks a value up by name in graph g and, failing that, its ancestors. */
 carve_value_id carve_graph_find_value(const carve_model *m, carve_graph_id g, const char *name);
-/* Initializer data (raw bytes) of a value, NULL when not an initializer. */
+/* Initializer data (raw bytes) of a value, NULL when not an initializer;
+ * 16-byte aligned (external data at an offset that is not a multiple of 16
+ * is copied when the model loads, other external data is memory-mapped). */
 const void *carve_value_data(const carve_model *m, carve_value_id v, size_t *nbytes);
 
 /* ---------------------------------------------------------------- running */

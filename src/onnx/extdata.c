@@ -96,8 +96,19 @@ carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *lo
         munmap(addr, len);
         return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
     }
+    const uint8_t *data = (const uint8_t *)addr + (offset - aligned);
+    if ((uintptr_t)data % 16) {
+        /* an offset that is not a multiple of 16: kernels read elements in
+         * place, so they get an aligned copy instead of the mapping */
+        void *copy = cv_arena_memdup(&m->arena, data, want);
+        munmap(addr, len);
+        if (!copy)
+            return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
+        *out = copy;
+        return CARVE_OK;
+    }
     m->maps = maps;
     m->maps[m->n_maps++] = (cv_mapping){addr, len};
-    *out = (const uint8_t *)addr + (offset - aligned);
+    *out = data;
     return CARVE_OK;
 }
