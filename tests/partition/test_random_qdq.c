@@ -2,7 +2,8 @@
  * random DAGs of ops (Relu, Tanh, Sinh that htp lacks, Softmax and Gemm that
  * it keeps whole, Add, Mul) whose inputs are often DequantizeLinear outputs
  * (of activations or of int8 weights) and whose outputs are often
- * quantized, some quantized values read by several consumers. For each, on
+ * quantized (8-bit activations in half the models, 16-bit in the other
+ * half), some quantized values read by several consumers. For each, on
  * htp with and without folding: the lowered model computes what the
  * original computes, and no unit is split: a DequantizeLinear whose only
  * reader is an op sits where that op sits, a QuantizeLinear that is the
@@ -18,15 +19,17 @@ static uint32_t rnd(uint32_t n)
     return (uint32_t)((rs >> 33) % n);
 }
 
-static carve_model *random_qdq_model(carve_ctx *ctx, uint32_t n_nodes, uint32_t seed)
+/* Activations are quantized to uint8, or to uint16 when a16. */
+static carve_model *random_qdq_model(carve_ctx *ctx, uint32_t n_nodes, uint32_t seed, bool a16)
 {
-    carve_model *m = lt_model(ctx, 17);
+    carve_model *m = lt_model(ctx, a16 ? 21 : 17); /* 16-bit QuantizeLinear since opset 21 */
     int64_t xd[2] = {4, 8}, wd[2] = {8, 8};
     carve_value_id pool[96];
     bool quantized[96] = {0};
     uint32_t np = 0;
-    carve_value_id s = carve_graph_add_initializer(m, 0, "s", CARVE_FLOAT, 0, NULL, &(float){0.03f}, 4);
-    carve_value_id z = carve_graph_add_initializer(m, 0, "z", CARVE_UINT8, 0, NULL, &(uint8_t){128}, 1);
+    carve_value_id s = carve_graph_add_initializer(m, 0, "s", CARVE_FLOAT, 0, NULL, &(float){a16 ? 0.0002f : 0.03f}, 4);
+    carve_value_id z = a16 ? carve_graph_add_initializer(m, 0, "z", CARVE_UINT16, 0, NULL, &(uint16_t){32768}, 2)
+                           : carve_graph_add_initializer(m, 0, "z", CARVE_UINT8, 0, NULL, &(uint8_t){128}, 1);
     carve_value_id ws = carve_graph_add_initializer(m, 0, "ws", CARVE_FLOAT, 0, NULL, &(float){0.01f}, 4);
     int8_t w[64];
     for (int i = 0; i < 64; i++)
@@ -43,7 +46,7 @@ static carve_model *random_qdq_model(carve_ctx *ctx, uint32_t n_nodes, uint32_t 
     for (uint32_t i = 0; i < n_nodes && np < 90; i++) {
         uint32_t ia = rnd(np), ib = rnd(np);
         carve_value_id a = pool[ia], b = pool[ib];
-        /* quantized pool values (uint8) are read through their own DQ */
+        /* quantized pool values are read through their own DQ */
         if (quantized[ia])
             a = DQ(a, s, z);
         if (quantized[ib])
@@ -131,9 +134,10 @@ int main(void)
 {
     carve_ctx *ctx = carve_ctx_new();
     int64_t xd[2] = {4, 8};
-    uint32_t models = 0, delegated_units = 0;
+    uint32_t models = 0, delegated_units = 0, enc16 = 0;
     for (uint32_t t = 0; t < 40; t++) {
-        carve_model *m = random_qdq_model(ctx, 4 + rnd(16), 300 + t);
+        bool a16 = t % 2;
+        carve_model *m = random_qdq_model(ctx, 4 + rnd(16), 300 + t, a16);
         cv_val *inputs[1] = {ot_random(CARVE_FLOAT, 2, xd, t, -1, 1)};
         for (int fold = 0; fold < 2; fold++) {
             carve_lower_opts o = {.no_fold = !fold};
@@ -146,7 +150,20 @@ int main(void)
                 const cJSON *p;
                 cJSON_ArrayForEach(p, cJSON_GetObjectItem(r, "partitions"))
                 {
-                    delegated_units += cJSON_GetObjectItem(p, "encodings") != NULL;
+                    const cJSON *enc = cJSON_GetObjectItem(p, "encodings"), *e;
+                    delegated_units += enc != NULL;
+                    cJSON_ArrayForEach(e, enc)
+                    {
+                        if (!strcmp(e->string, "w_q") || strstr(e->string, "/w_q"))
+                            continue; /* the int8 weight */
+                        const cJSON *dt = cJSON_GetObjectItem(e, "dtype"), *bits = cJSON_GetObjectItem(e, "bits");
+                        bool ok = cJSON_IsString(dt) && !strcmp(dt->valuestring, a16 ? "uint16" : "uint8") &&
+                                  cJSON_IsNumber(bits) && bits->valueint == (a16 ? 16 : 8);
+                        OT_CHECK(ok, "model %u (fold %d): activation '%s' encoded as %s with %d bits", t, fold,
+                                 e->string, cJSON_IsString(dt) ? dt->valuestring : "?",
+                                 cJSON_IsNumber(bits) ? bits->valueint : -1);
+                        enc16 += a16 && ok;
+                    }
                 }
                 cJSON_Delete(r);
             }
@@ -157,6 +174,7 @@ int main(void)
     }
     OT_CHECK(models == 40 && delegated_units >= 40, "ran %u random QDQ models, %u Delegates with encodings", models,
              delegated_units);
+    OT_CHECK(enc16 >= 20, "16-bit activations encoded in the uint16 models: %u", enc16);
     carve_ctx_free(ctx);
     return ot_finish();
 }
