@@ -91,11 +91,6 @@ carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *lo
     if (addr == MAP_FAILED)
         return cv_error(ctx, CARVE_ERR_IO, "%s: cannot map external data '%s': %s", what,
                         location, strerror(errno));
-    cv_mapping *maps = cv_realloc(m->maps, (m->n_maps + 1) * sizeof *maps);
-    if (!maps) {
-        munmap(addr, len);
-        return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
-    }
     const uint8_t *data = (const uint8_t *)addr + (offset - aligned);
     if ((uintptr_t)data % 16) {
         /* an offset that is not a multiple of 16: kernels read elements in
@@ -106,6 +101,11 @@ carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *lo
             return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
         *out = copy;
         return CARVE_OK;
+    }
+    cv_mapping *maps = cv_realloc(m->maps, (m->n_maps + 1) * sizeof *maps);
+    if (!maps) {
+        munmap(addr, len);
+        return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
     }
     m->maps = maps;
     m->maps[m->n_maps++] = (cv_mapping){addr, len};
