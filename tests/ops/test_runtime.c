@@ -1,7 +1,8 @@
 /* test_runtime.c: the run's buffer pool (src/runtime/val.c). Buffers are cut
  * first fit from slabs, aligned, never overlapping, coalesced when freed;
- * pages of holes first fit cannot use go back to the kernel; a run reuses the buffers of tensors that died (counted through the
- * allocator hook: a chain of 24 ops on a 1 MiB tensor makes 2 big
+ * pages of holes first fit cannot use go back to the kernel; a run reuses
+ * the buffers of tensors that died (counted through the allocator hook: a
+ * chain of 24 ops on a 1 MiB tensor makes 2 big
  * allocations, a slab and the output, not 24); outputs outlive the run in
  * blocks of their own (plain outputs, an output another node reads, an
  * input passed through, a sequence, an If branch's result); every injected
