@@ -345,8 +345,14 @@ carve_status carve_tensor_write(carve_ctx *ctx, const carve_tensor *t, const cha
  * graph's i-th input (NULL: its initializer default; an error if it has
  * none). Inputs are checked against the declared dtypes and shapes, and
  * symbolic dims must bind consistently. outputs[i] receives the i-th
- * output (release each with carve_tensor_free). */
+ * output (release each with carve_tensor_free). The model keeps the
+ * buffers of its run's large tensors (about the run's peak working set)
+ * for its next run, which then touches no fresh memory; carve_model_trim
+ * gives them back, carve_model_free frees them. Runs of one model must not
+ * overlap (a model, like its context, belongs to one thread at a time). */
 carve_status carve_model_run(carve_model *m, carve_tensor *const *inputs, carve_tensor **outputs);
+/* Gives back the buffers carve_model_run keeps between runs. */
+void carve_model_trim(carve_model *m);
 /* The same, with Delegate bodies of target t run under t's simulator (for
  * built-in targets a Delegate finds its profile by name anyway). */
 carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve_tensor *const *inputs,

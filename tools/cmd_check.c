@@ -135,6 +135,7 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "carve check: running the original model: %s\n", carve_errmsg(ctx));
         goto free_all;
     }
+    carve_model_trim(orig); /* run once: its buffers would only add to the lowered run's */
     rc = EXIT_OK;
     for (size_t ti = 0; ti < (n_targets ? n_targets : 1) && rc != EXIT_USAGE; ti++) {
         if (ti) {

@@ -253,6 +253,10 @@ struct carve_model {
     uint32_t opset_gen;      /* bumped when an opset changes: per-node op caches */
     uint32_t *scratch;       /* node-indexed scratch for passes (cv_model_scratch) */
     uint32_t scratch_cap;
+    /* The runtime's buffer pool, kept between runs (src/runtime/val.c);
+     * freed through run_pool_free. */
+    void *run_pool;
+    void (*run_pool_free)(void *);
 };
 
 /* A node-id-indexed uint32 scratch array of the model (contents undefined),

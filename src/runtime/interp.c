@@ -8,6 +8,19 @@
 
 #include <string.h>
 
+/* The model's pool, freed with the model (carve_model_free). */
+static void free_run_pool(void *p)
+{
+    cv_pool_end(p);
+    cv_free(p);
+}
+
+void carve_model_trim(carve_model *m)
+{
+    if (m && m->run_pool)
+        cv_pool_end(m->run_pool);
+}
+
 carve_status cv_interp_init(cv_interp *ip, carve_model *m)
 {
     memset(ip, 0, sizeof *ip);
@@ -29,6 +42,17 @@ carve_status cv_interp_init(cv_interp *ip, carve_model *m)
     }
     for (uint32_t i = 0; i < m->n_nodes; i++)
         ip->defs[i] = cv_op_for_node(m, i);
+    if (!m->run_pool) {
+        cv_pool *p = cv_malloc(sizeof *p);
+        if (!p) {
+            cv_interp_free(ip);
+            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
+        }
+        memset(p, 0, sizeof *p);
+        m->run_pool = p;
+        m->run_pool_free = free_run_pool;
+    }
+    ip->pool = m->run_pool;
     return CARVE_OK;
 }
 
@@ -240,11 +264,13 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
         if (s)
             return s;
     }
-    /* The outermost run owns the buffer pool; runs nested in it (bodies,
-     * Delegates, another interpreter's run) share whichever is current. */
+    /* The outermost run uses the model's buffer pool, kept from its last
+     * run: the same tensors land on the same, already touched, pages. Runs
+     * nested in it (bodies, Delegates, another interpreter's run) share
+     * whichever is current. */
     bool own_pool = !cv_pool_current();
     if (own_pool)
-        cv_pool_begin(&ip->pool);
+        cv_pool_resume(ip->pool);
     ip->depth++;
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < gr->inits.n && !st; i++) {
@@ -296,7 +322,7 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
             }
     release_graph(ip, g);
     if (own_pool)
-        cv_pool_end(&ip->pool);
+        cv_pool_suspend(ip->pool);
     ip->depth--;
     return st;
 }

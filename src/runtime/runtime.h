@@ -39,6 +39,11 @@ typedef struct cv_pool {
 /* Makes p (emptied) the calling thread's current pool: cv_val_new and
  * cv_scratch_alloc take buffers of 64 KiB or more from it. */
 void cv_pool_begin(cv_pool *p);
+/* Makes p the calling thread's current pool with the slabs it kept (p
+ * zeroed before its first use), and stops it being current, keeping its
+ * slabs and touched pages for the next run. */
+void cv_pool_resume(cv_pool *p);
+void cv_pool_suspend(cv_pool *p);
 /* Frees p's slabs and stops it being current (p->stats survive). No value
  * may point into it any more: detach what outlives the run first. */
 void cv_pool_end(cv_pool *p);
@@ -75,7 +80,7 @@ typedef struct cv_interp {
     const carve_target *target;  /* simulates Delegate bodies of this target */
     carve_target *builtin;       /* a built-in profile loaded by name, owned */
     int depth;
-    cv_pool pool;                /* tensor buffers of the outermost run */
+    cv_pool *pool;               /* tensor buffers of the outermost run: the model's, kept between runs */
 } cv_interp;
 
 carve_status cv_interp_init(cv_interp *ip, carve_model *m);

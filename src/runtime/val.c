@@ -57,11 +57,14 @@ size_t cv_nelem(int rank, const int64_t *dims)
  * by more than an eighth plus 8 MiB, free pages of free extents are given
  * back to the kernel (MADV_DONTNEED), highest addresses first.
  *
- * The pool belongs to the interpreter's outermost run and is the calling
- * thread's current pool while that run lasts (runs nested in it share it);
- * cv_val_unref and cv_scratch_free give back any buffer that lies in one of
- * its slabs. Before the slabs go, the run moves its outputs' data out of
- * the pool (cv_pool_detach), so nothing outside the run points into it.
+ * The pool belongs to the model (made by its first run, freed with it or
+ * by carve_model_trim) and is the calling thread's current pool while an
+ * outermost run lasts (runs nested in it share it); cv_val_unref and
+ * cv_scratch_free give back any buffer that lies in one of its slabs. At
+ * the end of the run its outputs' data move out of the pool
+ * (cv_pool_detach), so nothing outside the run points into it, and the
+ * slabs stay, touched, for the next run: the same requests in the same
+ * order get the same addresses, so a repeated run touches no fresh page.
  * Without a current pool (a tensor made by the caller, folding, inference)
  * everything is plain cv_malloc. */
 
@@ -270,6 +273,14 @@ void cv_pool_begin(cv_pool *p)
 {
     memset(p, 0, sizeof *p);
     t_pool = p;
+}
+
+void cv_pool_resume(cv_pool *p) { t_pool = p; }
+
+void cv_pool_suspend(cv_pool *p)
+{
+    if (t_pool == p)
+        t_pool = NULL;
 }
 
 void cv_pool_end(cv_pool *p)

@@ -1,9 +1,10 @@
 /* test_runtime.c: the run's buffer pool (src/runtime/val.c). Buffers are cut
  * first fit from slabs, aligned, never overlapping, coalesced when freed;
  * pages of holes first fit cannot use go back to the kernel; a run reuses
- * the buffers of tensors that died (counted through the allocator hook: a
- * chain of 24 ops on a 1 MiB tensor makes 2 big
- * allocations, a slab and the output, not 24); outputs outlive the run in
+ * the buffers of tensors that died and the model keeps its pool for the
+ * next run (counted through the allocator hook: a chain of 24 ops on a
+ * 1 MiB tensor makes 1 big allocation, the output, not 24; after
+ * carve_model_trim, 2: the slab again and the output); outputs outlive the run in
  * blocks of their own (plain outputs, an output another node reads, an
  * input passed through, a sequence, an If branch's result); every injected
  * allocation failure during a run fails cleanly or falls back, and then
@@ -241,13 +242,21 @@ static void test_run_reuses_buffers(carve_ctx *ctx)
     long live0 = A.live;
     A.big = 0;
     OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "chain run: %s", carve_errmsg(ctx));
-    /* without the pool: one 1 MiB block per node (24); with it: the slab
-     * and the output's own block */
-    OT_CHECK(A.big <= 3, "24 nodes on 1 MiB tensors made %ld big allocations, expected at most 3", A.big);
+    /* without the pool: one 1 MiB block per node (24); with it, kept from
+     * the warm-up run: only the output's own block */
+    OT_CHECK(A.big == 1, "24 nodes on 1 MiB tensors made %ld big allocations, expected 1 (the output)", A.big);
     OT_CHECK(out[0] && !memcmp(out[0]->data, in[0]->data, in[0]->nbytes), "24 negations give x back");
     OT_CHECK(out[0] && is_big_block(out[0]->data), "the output has a block of its own");
     cv_val_unref(out[0]);
+    out[0] = NULL;
     OT_CHECK(A.live == live0, "the run leaves %ld blocks behind", A.live - live0);
+    /* carve_model_trim gives the kept slab back; the next run makes it again */
+    carve_model_trim(m);
+    OT_CHECK(A.live < live0, "carve_model_trim frees the pool's blocks (%ld before, %ld after)", live0, A.live);
+    A.big = 0;
+    OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "chain run after trim: %s", carve_errmsg(ctx));
+    OT_CHECK(A.big == 2, "after trim: %ld big allocations, expected 2 (a slab, the output)", A.big);
+    cv_val_unref(out[0]);
     cv_val_unref(in[0]);
     carve_model_free(m);
 }
@@ -304,7 +313,9 @@ static void test_outputs_outlive_run(carve_ctx *ctx)
     OT_CHECK(out[4] && is_big_block(out[4]->data), "the If branch's result has its own block");
     for (int i = 0; i < 5; i++)
         cv_val_unref(out[i]);
-    OT_CHECK(A.live == live0, "the run leaves %ld blocks behind", A.live - live0);
+    carve_model_trim(m);
+    OT_CHECK(A.live == live0 + 1, "the run leaves %ld blocks behind once trimmed, expected 1 (the model's empty pool)",
+             A.live - live0);
     cv_val_unref(in[0]);
     cv_val_unref(in[1]);
     carve_model_free(m);
@@ -341,7 +352,10 @@ static void test_run_alloc_failures(carve_ctx *ctx)
     carve_model *m = conv_model(ctx);
     int64_t xd[4] = {1, 4, 64, 64};
     cv_val *in[1] = {ramp(4, xd)}, *want[1] = {0}, *out[1] = {0};
+    /* each run starts trimmed, so it makes its slab again: the failures
+     * reach the pool's own allocations too */
     OT_CHECK(carve_model_run(m, in, want) == CARVE_OK, "conv run: %s", carve_errmsg(ctx));
+    carve_model_trim(m);
     A.count = 0;
     long live0 = A.live;
     OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "conv run again: %s", carve_errmsg(ctx));
@@ -349,6 +363,7 @@ static void test_run_alloc_failures(carve_ctx *ctx)
     OT_CHECK(out[0] && want[0] && !memcmp(out[0]->data, want[0]->data, want[0]->nbytes), "runs agree");
     cv_val_unref(out[0]);
     out[0] = NULL;
+    carve_model_trim(m);
     OT_CHECK(A.live == live0, "the run leaves %ld blocks behind", A.live - live0);
     long failed = 0, fell_back = 0;
     for (long run = 0; run < 2 * n; run++) {
@@ -370,6 +385,7 @@ static void test_run_alloc_failures(carve_ctx *ctx)
         }
         cv_val_unref(out[0]);
         out[0] = NULL;
+        carve_model_trim(m);
         OT_CHECK(A.live == live0, "allocation %ld%s failing: %ld blocks leak", k, run >= n ? " and on" : "",
                  A.live - live0);
     }
