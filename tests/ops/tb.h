@@ -1,7 +1,7 @@
 /* tb.h: the one-node model builder of the kernel tests (test_nn.c,
- * test_reduce.c, test_quant.c): a model with graph inputs fed at run time,
- * one node "n" whose outputs ("y", "y1", ...) are the graph's outputs, and
- * its run. */
+ * test_reduce.c, test_quant.c, test_norm.c): a model with graph inputs fed
+ * at run time, one node "n" whose outputs ("y", "y1", ...) are the graph's
+ * outputs, and its run. */
 #ifndef CARVE_TESTS_OPS_TB_H
 #define CARVE_TESTS_OPS_TB_H
 
@@ -22,6 +22,8 @@ static inline void tb_init(tb *t, int64_t opset)
     memset(t, 0, sizeof *t);
     t->ctx = carve_ctx_new();
     t->m = carve_model_new(t->ctx);
+    if (opset >= 21)
+        carve_model_set_ir_version(t->m, 10); /* what opset 21 needs */
     carve_model_set_opset(t->m, "", opset);
 }
 
@@ -33,15 +35,20 @@ static inline void tb_free(tb *t)
     carve_ctx_free(t->ctx);
 }
 
-/* A graph input fed with v at run time (takes v's reference). */
-static inline carve_value_id tb_in(tb *t, const char *name, cv_val *v)
+/* A graph input fed with v at run time (takes v's reference); sym names
+ * dim 0 symbolically when set. */
+static inline carve_value_id tb_in_sym(tb *t, const char *name, cv_val *v, const char *sym)
 {
     carve_dim d[CARVE_MAX_RANK];
     for (int i = 0; i < v->rank; i++)
         d[i] = (carve_dim){v->dims[i], NULL};
+    if (sym && v->rank)
+        d[0] = (carve_dim){-1, sym};
     t->run_in[t->n_run_in++] = v;
     return carve_graph_add_input(t->m, 0, name, v->dtype, v->rank, d);
 }
+
+static inline carve_value_id tb_in(tb *t, const char *name, cv_val *v) { return tb_in_sym(t, name, v, NULL); }
 
 /* The node under test, n_out (at most 5) outputs, all graph outputs. */
 static inline carve_node_id tb_node(tb *t, const char *op, int n_in, const carve_value_id *ins, int n_out)

@@ -8,71 +8,13 @@
  * float32 and float16, inference of LayerNormalization's extra outputs on
  * symbolic shapes, and error texts. */
 #include "opstest.h"
+#include "tb.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ================================================================ model building */
-
-typedef struct {
-    carve_ctx *ctx;
-    carve_model *m;
-    cv_val *run_in[8];
-    int n_run_in;
-    carve_node_id node;
-} tb;
-
-static void tb_init(tb *t, int64_t opset)
-{
-    memset(t, 0, sizeof *t);
-    t->ctx = carve_ctx_new();
-    t->m = carve_model_new(t->ctx);
-    if (opset >= 21)
-        carve_model_set_ir_version(t->m, 10);
-    carve_model_set_opset(t->m, "", opset);
-}
-
-static void tb_free(tb *t)
-{
-    for (int i = 0; i < t->n_run_in; i++)
-        cv_val_unref(t->run_in[i]);
-    carve_model_free(t->m);
-    carve_ctx_free(t->ctx);
-}
-
-/* A graph input fed with v at run time (takes v's reference); sym names
- * dim 0 symbolically when set. */
-static carve_value_id tb_in_sym(tb *t, const char *name, cv_val *v, const char *sym)
-{
-    carve_dim d[CARVE_MAX_RANK];
-    for (int i = 0; i < v->rank; i++)
-        d[i] = (carve_dim){v->dims[i], NULL};
-    if (sym && v->rank)
-        d[0] = (carve_dim){-1, sym};
-    t->run_in[t->n_run_in++] = v;
-    return carve_graph_add_input(t->m, 0, name, v->dtype, v->rank, d);
-}
-
-static carve_value_id tb_in(tb *t, const char *name, cv_val *v) { return tb_in_sym(t, name, v, NULL); }
-
-static carve_node_id tb_node(tb *t, const char *op, int n_in, const carve_value_id *ins, int n_out)
-{
-    const char *outs[5] = {"y", "y1", "y2", "y3", "y4"};
-    t->node = carve_graph_add_node(t->m, 0, op, "", "n", (size_t)n_in, ins, (size_t)n_out, outs);
-    for (int i = 0; i < n_out; i++)
-        carve_graph_add_output(t->m, 0, carve_node_output(t->m, t->node, (size_t)i));
-    return t->node;
-}
-
-static carve_status tb_run(tb *t, cv_val **y)
-{
-    for (size_t i = 0; i < carve_graph_output_count(t->m, 0); i++)
-        y[i] = NULL;
-    return ot_run(t->m, t->run_in, y);
-}
-
-static bool errmsg_has(tb *t, const char *s) { return strstr(carve_errmsg(t->ctx), s) != NULL; }
 
 static double tol_of(carve_dtype dt) { return dt == CARVE_FLOAT16 || dt == CARVE_BFLOAT16 ? 2e-2 : 1e-4; }
 
