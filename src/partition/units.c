@@ -11,9 +11,9 @@
  * by a subgraph); a QuantizeLinear with a constant scale and zero point
  * joins the unit of its producer when it is the only use of that output. A
  * DequantizeLinear straight into a QuantizeLinear (a requantization) is a
- * unit of two. A DequantizeLinear's
- * consumer that is itself a DequantizeLinear, or a QuantizeLinear's producer
- * that is a QuantizeLinear, starts a unit of its own.
+ * unit of two. A DequantizeLinear's consumer that is itself a
+ * DequantizeLinear, or a QuantizeLinear's producer that is a
+ * QuantizeLinear, starts a unit of its own.
  *
  * Partitioning then runs on the graph with every unit contracted to one node.
  * That graph has no cycle: a DequantizeLinear member has no use outside its
