@@ -185,6 +185,16 @@ case_inspect_example_json() {
   if grep -q '"nodes"' "$T/out"; then fail "--json without --nodes lists nodes"; fi
 }
 
+case_run_repeat() {
+  # the figures a benchmark compares: three decimals below 10 ms
+  run run "$EXAMPLE" --random-inputs 1 --repeat 3
+  expect_rc 0
+  expect_out_re '^time per run: [0-9]+\.[0-9]{3} ms mean, [0-9]+\.[0-9]{3} ms best over 3 runs; peak memory [0-9]+\.[0-9] MiB$'
+  run run "$EXAMPLE" --random-inputs 1 --repeat 0
+  expect_rc 2
+  expect_err "--repeat takes a count of at least 1"
+}
+
 declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
 "case_$CASE"
 if [ "$failures" -ne 0 ]; then
