@@ -104,6 +104,23 @@ const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n)
     return nd->def;
 }
 
+bool cv_node_fits(const carve_model *m, carve_node_id n, const cv_op_def *def, char *why, size_t whysz)
+{
+    const cv_node *nd = &m->nodes[n];
+    if (nd->n_in < def->in_min || (def->in_max != 255 && nd->n_in > def->in_max) || nd->n_out < def->out_min ||
+        (def->out_max != 255 && nd->n_out > def->out_max)) {
+        snprintf(why, whysz, "node '%s' (%s): has %u inputs and %u outputs, the op takes %u..%u and %u..%u", nd->name,
+                 nd->op, nd->n_in, nd->n_out, def->in_min, def->in_max, def->out_min, def->out_max);
+        return false;
+    }
+    for (uint32_t i = 0; !(def->flags & CV_OP_CONTROL) && i < def->in_min; i++)
+        if (nd->in[i] == CARVE_NONE) {
+            snprintf(why, whysz, "node '%s' (%s): input %u is empty, but the op requires it", nd->name, nd->op, i);
+            return false;
+        }
+    return true;
+}
+
 /* ---------------------------------------------------------------- attributes */
 
 int64_t cv_attr_i(const carve_model *m, carve_node_id n, const char *name, int64_t dflt)

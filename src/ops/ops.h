@@ -212,6 +212,10 @@ typedef struct cv_op_def {
 const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset);
 /* The row for a node of a model (its domain's opset). */
 const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n);
+/* Does node n fit its row: input and output counts in range, and (but for
+ * control-flow ops, whose Loop takes "" for M) every input below in_min
+ * given? When not, why says how, naming the node. Kernels may assume it. */
+bool cv_node_fits(const carve_model *m, carve_node_id n, const cv_op_def *def, char *why, size_t whysz);
 size_t cv_op_count(void);
 const cv_op_def *cv_op_at(size_t i);
 

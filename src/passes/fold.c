@@ -262,9 +262,8 @@ carve_status cv_fold_kernel(carve_model *m, carve_node_id n, cv_val **in, uint32
 {
     const cv_op_def *def = cv_op_for_node(m, n);
     const cv_node *nd = &m->nodes[n];
-    if (!def || !def->kernel || (def->flags & CV_OP_CONTROL) || nd->n_in < def->in_min ||
-        (def->in_max != 255 && nd->n_in > def->in_max) || nd->n_out < def->out_min ||
-        (def->out_max != 255 && nd->n_out > def->out_max))
+    char why[512];
+    if (!def || !def->kernel || (def->flags & CV_OP_CONTROL) || !cv_node_fits(m, n, def, why, sizeof why))
         return CARVE_ERR_UNSUPPORTED;
     for (uint32_t j = 0; j < n_out; j++)
         out[j] = NULL;

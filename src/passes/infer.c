@@ -137,6 +137,9 @@ static carve_status infer_node(ipass *p, carve_node_id id)
     const cv_op_def *def = cv_op_for_node(m, id);
     if (!def)
         return CARVE_OK; /* unknown op: its outputs keep what the model declares */
+    char why[512];
+    if (!cv_node_fits(m, id, def, why, sizeof why)) /* kernels and inference functions assume it */
+        return cv_error(m->ctx, CARVE_ERR_INVALID, "%s", why);
     try_compute(p, id, def);
     bool computed = n->n_out > 0;
     for (uint32_t j = 0; j < n->n_out; j++)

@@ -201,10 +201,9 @@ static carve_status run_node(cv_interp *ip, carve_node_id id)
         return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s%s%s): carve has no kernel for this op at opset %lld",
                         nd->name, *nd->domain ? nd->domain : "", *nd->domain ? "." : "", nd->op,
                         (long long)carve_model_opset(m, nd->domain));
-    if (nd->n_in < def->in_min || (def->in_max != 255 && nd->n_in > def->in_max) || nd->n_out < def->out_min ||
-        (def->out_max != 255 && nd->n_out > def->out_max))
-        return cv_error(m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): has %u inputs and %u outputs, the op takes %u..%u and %u..%u",
-                        nd->name, nd->op, nd->n_in, nd->n_out, def->in_min, def->in_max, def->out_min, def->out_max);
+    char why[512];
+    if (!cv_node_fits(m, id, def, why, sizeof why))
+        return cv_error(m->ctx, CARVE_ERR_INVALID, "%s", why);
     cv_val *small_in[16], *small_out[8];
     cv_val **in = nd->n_in <= 16 ? small_in : cv_malloc(nd->n_in * sizeof *in);
     cv_val **out = nd->n_out <= 8 ? small_out : cv_malloc(nd->n_out * sizeof *out);

@@ -379,6 +379,45 @@ static void bad_profiles(void)
     carve_target_free(cpu);
 }
 
+/* A node that does not fit its op (found by fuzz/fuzz_lower.c: a Unique
+ * with no input crashed inference) is refused by lowering, folding and
+ * running alike, naming the node; so is an empty required input. */
+static void malformed_nodes(void)
+{
+    for (int k = 0; k < 2; k++) {
+        carve_model *m = lt_model(ctx, 17);
+        int64_t xd[1] = {6};
+        lt_input(m, "x", 1, xd); /* what the run feeds; the malformed node reads nothing */
+        const char *outs[1] = {"y"};
+        carve_value_id none = CARVE_NONE;
+        carve_node_id n = k == 0 ? carve_graph_add_node(m, 0, "Unique", "", "u", 0, NULL, 1, outs)
+                                 : carve_graph_add_node(m, 0, "Relu", "", "r", 1, &none, 1, outs);
+        OT_CHECK(n != CARVE_NONE, "malformed node %d built: %s", k, carve_errmsg(ctx));
+        if (n == CARVE_NONE) {
+            carve_model_free(m);
+            continue;
+        }
+        carve_graph_add_output(m, 0, carve_node_output(m, n, 0));
+        const char *want = k == 0 ? "node 'u' (Unique): has 0 inputs and 1 outputs, the op takes 1..1"
+                                  : "node 'r' (Relu): input 0 is empty, but the op requires it";
+        carve_target *t = NULL;
+        carve_target_builtin(ctx, "htp", &t);
+        carve_lower_opts no = {.no_fold = true};
+        OT_CHECK(carve_lower(m, t, NULL, NULL) != CARVE_OK && strstr(carve_errmsg(ctx), want),
+                 "lowering refuses malformed node %d: %s", k, carve_errmsg(ctx));
+        OT_CHECK(carve_lower(m, t, &no, NULL) != CARVE_OK && strstr(carve_errmsg(ctx), want),
+                 "lowering without folding refuses malformed node %d: %s", k, carve_errmsg(ctx));
+        OT_CHECK(carve_fold(m, NULL, NULL) != CARVE_OK && strstr(carve_errmsg(ctx), want),
+                 "folding refuses malformed node %d: %s", k, carve_errmsg(ctx));
+        cv_val *in[1] = {ot_random(CARVE_FLOAT, 1, xd, 3, -1, 1)}, *out[1] = {0};
+        OT_CHECK(carve_model_run(m, in, out) != CARVE_OK && strstr(carve_errmsg(ctx), want),
+                 "running refuses malformed node %d: %s", k, carve_errmsg(ctx));
+        cv_val_unref(in[0]);
+        carve_target_free(t);
+        carve_model_free(m);
+    }
+}
+
 int main(void)
 {
     ctx = carve_ctx_new();
@@ -393,6 +432,7 @@ int main(void)
     int64_range();
     resize_sizes_stay_int64();
     bad_profiles();
+    malformed_nodes();
     carve_ctx_free(ctx);
     return ot_finish();
 }
