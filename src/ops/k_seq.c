@@ -604,10 +604,7 @@ carve_status i_optionalget(cv_ictx *c)
     if (t->kind == CARVE_TYPE_TENSOR) /* opset 18: a plain tensor passes through */
         return cv_infer_like(c, 0, 0, CARVE_UNDEFINED);
     elem_type e;
-    pb_span s = {t->opaque.p, t->opaque.p + t->opaque.n}, inner, tt;
-    if (t->kind != CARVE_TYPE_OTHER || !pb_sub(s, 9, &inner) || !pb_sub(inner, 1, &inner) ||
-        !pb_sub(inner, 1, &tt))
+    if (!opaque_elem(c->m, t, 9, &e))
         return CARVE_OK; /* an optional sequence, or unknown */
-    parse_tensor_type(c->m, tt, &e);
     return cv_infer_set(c, 0, e.dtype, e.rank, e.rank >= 0 ? e.dims : NULL);
 }
