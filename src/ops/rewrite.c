@@ -50,6 +50,12 @@ carve_value_id cv_rw_const(cv_rw *rw, const char *piece, carve_dtype dtype, int 
 
 carve_value_id cv_rw_scalar_f(cv_rw *rw, const char *piece, carve_dtype dtype, double x)
 {
+    if (!cv_dtype_is_float(dtype) && !cv_dtype_is_int(dtype)) { /* a model that breaks the op's type constraint */
+        const cv_node *n = &rw->m->nodes[rw->node];
+        cv_error(rw->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): its decomposition needs a number of the input's type, %s",
+                 n->name, n->op, carve_dtype_name(dtype));
+        return CARVE_NONE;
+    }
     uint8_t buf[8];
     cv_val tmp = {.dtype = dtype, .nelem = 1, .data = buf};
     memset(buf, 0, sizeof buf);

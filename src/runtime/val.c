@@ -701,7 +701,11 @@ void cv_val_set_i64(cv_val *v, size_t i, int64_t x)
     case CARVE_UINT8: ((uint8_t *)d)[i] = (uint8_t)(uint64_t)x; return;
     case CARVE_BOOL: ((uint8_t *)d)[i] = x != 0; return;
     case CARVE_INT4: case CARVE_UINT4: set_nibble(v, i, x); return;
-    default: cv_val_set_f64(v, i, (double)x); return;
+    case CARVE_FLOAT: case CARVE_DOUBLE: case CARVE_FLOAT16: case CARVE_BFLOAT16: case CARVE_FLOAT8E4M3FN:
+    case CARVE_FLOAT8E4M3FNUZ: case CARVE_FLOAT8E5M2: case CARVE_FLOAT8E5M2FNUZ:
+        cv_val_set_f64(v, i, (double)x);
+        return;
+    default: return; /* strings and types without numbers: nothing to set (set_f64 sends them here) */
     }
 }
 

@@ -418,6 +418,27 @@ static void malformed_nodes(void)
     }
 }
 
+/* A composite op on a type outside its constraint (found by
+ * fuzz/fuzz_lower.c: Selu on a string tensor made the decomposition's
+ * constant loop forever) is refused when lowering decomposes it, naming the
+ * node and the type. */
+static void composite_on_wrong_type(void)
+{
+    carve_model *m = lt_model(ctx, 6);
+    int64_t xd[1] = {4};
+    carve_value_id x = carve_graph_add_input(m, 0, "s", CARVE_STRING, 1,
+                                             (carve_dim[]){{xd[0], NULL}});
+    carve_graph_add_output(m, 0, lt_op(m, "Selu", "selu", 1, &x, "y"));
+    carve_target *t = NULL;
+    carve_target_builtin(ctx, "gpu", &t);
+    carve_lower_opts no = {.no_fold = true};
+    OT_CHECK(carve_lower(m, t, &no, NULL) != CARVE_OK &&
+                 strstr(carve_errmsg(ctx), "node 'selu' (Selu): its decomposition needs a number of the input's type, string"),
+             "Selu on strings: lowering refuses it: %s", carve_errmsg(ctx));
+    carve_target_free(t);
+    carve_model_free(m);
+}
+
 int main(void)
 {
     ctx = carve_ctx_new();
@@ -433,6 +454,7 @@ int main(void)
     resize_sizes_stay_int64();
     bad_profiles();
     malformed_nodes();
+    composite_on_wrong_type();
     carve_ctx_free(ctx);
     return ot_finish();
 }
