@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# fuzz.sh SECONDS [LIBFUZZER_OPTION...]: builds the libFuzzer target
-# fuzz/fuzz_import.c (clang, AddressSanitizer + UndefinedBehaviorSanitizer, in
-# its own build folder) and runs it for SECONDS, seeded with the models of
-# Debian's libonnx-testdata. Prints the number of executions; fails if the
-# fuzzer found a crash, a leak or a round-trip mismatch (the input that did it
-# is kept in the artifacts folder and its path printed).
+# fuzz.sh SECONDS [LIBFUZZER_OPTION...]: builds the libFuzzer targets (clang,
+# AddressSanitizer + UndefinedBehaviorSanitizer, in their own build folder)
+# and runs each for SECONDS, seeded with the models of Debian's
+# libonnx-testdata:
+#   fuzz/fuzz_import.c  the importer and exporter (round trips)
+#   fuzz/fuzz_lower.c   folding and lowering for htp and gpu
+# Prints the number of executions of each; fails if a fuzzer found a crash,
+# a leak or a broken invariant (the input that did it is kept in the
+# artifacts folder and its path printed).
 #
 # Environment: CARVE_FUZZ_BUILD (default build-fuzz), CARVE_TESTDATA_DIR
-# (default /usr/share/libonnx-testdata/data).
+# (default /usr/share/libonnx-testdata/data), CARVE_FUZZ_TARGETS (default
+# "fuzz_import fuzz_lower").
 set -euo pipefail
 
 SECS=${1:?usage: scripts/fuzz.sh SECONDS [libFuzzer options]}
@@ -15,6 +19,7 @@ shift
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${CARVE_FUZZ_BUILD:-$ROOT/build-fuzz}
 TESTDATA=${CARVE_TESTDATA_DIR:-/usr/share/libonnx-testdata/data}
+TARGETS=${CARVE_FUZZ_TARGETS:-fuzz_import fuzz_lower}
 
 command -v clang >/dev/null 2>&1 || { echo "fuzz: clang is missing: run scripts/deps.sh" >&2; exit 1; }
 mkdir -p "$BUILD"
@@ -22,37 +27,51 @@ cmake -S "$ROOT" -B "$BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWith
   -DCARVE_FUZZ=ON -DCARVE_SANITIZE=ON -DCARVE_REAL_MODELS=OFF -DCARVE_HEAVY_TESTS=OFF \
   -DCARVE_TESTDATA_DIR="$TESTDATA" > "$BUILD/configure.log" 2>&1 ||
   { cat "$BUILD/configure.log"; exit 1; }
-cmake --build "$BUILD" -j"$(nproc)" --target fuzz_import > "$BUILD/build.log" 2>&1 ||
+# shellcheck disable=SC2086
+cmake --build "$BUILD" -j"$(nproc)" --target $TARGETS > "$BUILD/build.log" 2>&1 ||
   { tail -n 50 "$BUILD/build.log"; exit 1; }
 
 # Seeds: every model.onnx of the test data, copied in at run time (never
-# committed). The working corpus grows in its own folder across runs.
-FUZZ=$BUILD/fuzz
-mkdir -p "$FUZZ/seeds" "$FUZZ/corpus" "$FUZZ/artifacts"
+# committed). Each target's working corpus grows in its own folder across
+# runs.
+SEEDS=$BUILD/fuzz/seeds
+mkdir -p "$SEEDS"
 n_seeds=0
 while IFS= read -r -d '' model; do
   rel=${model#"$TESTDATA"/}
-  dest=$FUZZ/seeds/${rel//\//__}
+  dest=$SEEDS/${rel//\//__}
   [ -f "$dest" ] || cp "$model" "$dest"
   n_seeds=$((n_seeds + 1))
 done < <(find "$TESTDATA" -name model.onnx -print0)
 [ "$n_seeds" -gt 0 ] || { echo "fuzz: no seed models under $TESTDATA: run scripts/deps.sh" >&2; exit 1; }
 
-echo "fuzz: running fuzz_import for $SECS s ($n_seeds seed models, corpus $FUZZ/corpus)"
-log=$FUZZ/last-run.log
-set +e
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
-  "$BUILD/fuzz_import" -max_total_time="$SECS" -print_final_stats=1 -max_len=131072 -timeout=30 \
-  -rss_limit_mb=4096 -artifact_prefix="$FUZZ/artifacts/" "$@" "$FUZZ/corpus" "$FUZZ/seeds" > "$log" 2>&1
-rc=$?
-set -e
-execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n1)
-grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs' "$log" || true
-[ "$rc" -eq 0 ] || tail -n 60 "$log"
-echo "fuzz: ${execs:-0} executions in $SECS s, corpus of $(find "$FUZZ/corpus" -type f | wc -l) inputs (log: $log)"
-if [ "$rc" -ne 0 ]; then
-  echo "fuzz: FAILED (exit $rc); inputs that broke carve:" >&2
-  grep -E "Test unit written to|artifact_prefix" "$log" >&2 || ls -1 "$FUZZ/artifacts" >&2
-  exit 1
-fi
+failed=0
+for target in $TARGETS; do
+  # fuzz_import keeps the folders it always had
+  if [ "$target" = fuzz_import ]; then FUZZ=$BUILD/fuzz; else FUZZ=$BUILD/fuzz/${target#fuzz_}; fi
+  mkdir -p "$FUZZ/corpus" "$FUZZ/artifacts"
+  echo "fuzz: running $target for $SECS s ($n_seeds seed models, corpus $FUZZ/corpus)"
+  # inputs that once broke carve (fuzz/regressions/<target>/, committed) are
+  # replayed first, with the seeds; new inputs go to the first folder only
+  dirs=("$FUZZ/corpus" "$SEEDS")
+  regress=$ROOT/fuzz/regressions/${target#fuzz_}
+  [ -d "$regress" ] && dirs+=("$regress")
+  log=$FUZZ/last-run.log
+  set +e
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
+    "$BUILD/$target" -max_total_time="$SECS" -print_final_stats=1 -max_len=131072 -timeout=30 \
+    -rss_limit_mb=4096 -artifact_prefix="$FUZZ/artifacts/" "$@" "${dirs[@]}" > "$log" 2>&1
+  rc=$?
+  set -e
+  execs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -n1)
+  grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^Done [0-9]+ runs' "$log" || true
+  [ "$rc" -eq 0 ] || tail -n 60 "$log"
+  echo "fuzz: $target: ${execs:-0} executions in $SECS s, corpus of $(find "$FUZZ/corpus" -type f | wc -l) inputs (log: $log)"
+  if [ "$rc" -ne 0 ]; then
+    echo "fuzz: $target FAILED (exit $rc); inputs that broke carve:" >&2
+    grep -E "Test unit written to|artifact_prefix" "$log" >&2 || ls -1 "$FUZZ/artifacts" >&2
+    failed=1
+  fi
+done
+[ "$failed" -eq 0 ] || exit 1
 echo "fuzz: no crash found"

@@ -10,7 +10,7 @@
 #                              (heavy real models included)
 # 4. build-asan/               AddressSanitizer + UndefinedBehaviorSanitizer
 #                              build, every test but the heavy ones
-# 5. build-fuzz/               the libFuzzer target for CARVE_FUZZ_SECONDS (60)
+# 5. build-fuzz/               the libFuzzer targets, each for CARVE_FUZZ_SECONDS (60)
 #
 # Any failure stops the script with a non-zero status. Environment:
 # CARVE_MODEL_CACHE (default ~/.cache/carve-models), CARVE_JOBS (default: the
