@@ -49,11 +49,12 @@ static carve_node_id add_cast(carve_model *m, carve_graph_id body, carve_node_id
 static carve_value_id new_value(carve_model *m, carve_graph_id body, const char *base, const cv_value *like,
                                 carve_dtype dtype)
 {
+    cv_type type = like->type; /* like points into m->values, which cv_value_new may move */
     const char *nm = cv_value_unique_name(m, body, base);
     carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
     if (v == CARVE_NONE)
         return v;
-    m->values[v].type = like->type;
+    m->values[v].type = type;
     m->values[v].type.dtype = dtype;
     return v;
 }
@@ -210,7 +211,8 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
             m->values[n->out[0]].type.dtype = CARVE_INT32;
             continue;
         }
-        for (uint32_t k = 0; k < n->n_out; k++) {
+        /* n is not read below: add_cast makes nodes, which may move m->nodes */
+        for (uint32_t k = 0; k < m->nodes[id].n_out; k++) {
             carve_value_id v = m->nodes[id].out[k];
             if (v == CARVE_NONE || m->values[v].type.dtype != CARVE_INT64)
                 continue;
