@@ -123,7 +123,7 @@ typedef struct cv_rawfield {
     const uint8_t *data;
 } cv_rawfield;
 typedef struct cv_raw {
-    uint32_t n;
+    uint32_t n, cap; /* cap: room in f (the importer grows it by doubling) */
     cv_rawfield *f;
 } cv_raw;
 

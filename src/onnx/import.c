@@ -34,16 +34,31 @@ static carve_status nomem(imp *im) { return cv_error(CTX, CARVE_ERR_NOMEM, "out 
 
 /* ---------------------------------------------------------------- raw fields */
 
-static bool raw_add(imp *im, cv_raw *r, uint32_t tag, uint8_t wt, const uint8_t *data, size_t len)
+/* Room for one more field: the list doubles (in the arena, which never
+ * frees), so n fields cost O(n) memory, not a copy of the list per field
+ * (a 31 KB model of 11,000 unknown fields took 1.9 GB that way). */
+static bool raw_room(imp *im, cv_raw *r)
 {
-    cv_rawfield *f = cv_arena_alloc(&M->arena, (r->n + 1) * sizeof *f);
+    if (r->n < r->cap)
+        return true;
+    if (r->n >= UINT32_MAX / 2)
+        return false;
+    uint32_t cap = r->cap ? r->cap * 2 : 4;
+    cv_rawfield *f = cv_arena_alloc(&M->arena, (size_t)cap * sizeof *f);
     if (!f)
         return false;
     if (r->n)
         memcpy(f, r->f, r->n * sizeof *f);
-    f[r->n] = (cv_rawfield){tag, wt, len, cv_arena_memdup(&M->arena, data, len)};
     r->f = f;
-    r->n++;
+    r->cap = cap;
+    return true;
+}
+
+static bool raw_add(imp *im, cv_raw *r, uint32_t tag, uint8_t wt, const uint8_t *data, size_t len)
+{
+    if (!raw_room(im, r))
+        return false;
+    r->f[r->n++] = (cv_rawfield){tag, wt, len, cv_arena_memdup(&M->arena, data, len)};
     return !M->arena.failed;
 }
 
@@ -87,14 +102,9 @@ static bool raw_message(imp *im, cv_raw *r, uint32_t tag, const ProtobufCMessage
         return false;
     size_t k = cv_varint_put(buf, n);
     protobuf_c_message_pack(msg, buf + k);
-    cv_rawfield *f = cv_arena_alloc(&M->arena, (r->n + 1) * sizeof *f);
-    if (!f)
+    if (!raw_room(im, r))
         return false;
-    if (r->n)
-        memcpy(f, r->f, r->n * sizeof *f);
-    f[r->n] = (cv_rawfield){tag, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, n + k, buf};
-    r->f = f;
-    r->n++;
+    r->f[r->n++] = (cv_rawfield){tag, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, n + k, buf};
     return true;
 }
 
