@@ -299,6 +299,17 @@ static bool has_unknown(const ProtobufCMessage *msg, const ProtobufCMessageUnkno
     return false;
 }
 
+/* The rich test model (*m) and its ONNX message, to edit; NULL on failure. */
+static Onnx__ModelProto *rich_proto(carve_ctx *ctx, carve_model **m)
+{
+    *m = t_rich_model(ctx);
+    size_t len;
+    void *bytes = *m ? t_save(*m, &len) : NULL;
+    Onnx__ModelProto *mp = bytes ? t_pb_unpack(bytes, len) : NULL;
+    carve_free(bytes);
+    return mp;
+}
+
 /* Bytes carve allocates while loading (through its allocator hook). */
 static size_t alloc_bytes;
 static void *count_alloc(size_t n, void *u)
@@ -326,14 +337,10 @@ static void count_free(void *p, void *u)
 TEST(many_unknown_fields_load_in_linear_memory)
 {
     carve_ctx *ctx = carve_ctx_new();
-    carve_model *m = t_rich_model(ctx);
-    REQUIRE(m != NULL);
-    size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    carve_model *m = NULL;
+    Onnx__ModelProto *mp = rich_proto(ctx, &m);
     REQUIRE(mp);
+    size_t len;
     enum { N = 20000 };
     static uint8_t one[1] = {1};
     Onnx__NodeProto *np = t_pb_find_node(mp->graph, "sum");
@@ -365,14 +372,11 @@ TEST(many_unknown_fields_load_in_linear_memory)
 TEST(unknown_fields_kept_verbatim)
 {
     carve_ctx *ctx = carve_ctx_new();
-    carve_model *m = t_rich_model(ctx);
-    REQUIRE(m != NULL);
-    size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    carve_model *m = NULL;
+    Onnx__ModelProto *mp = rich_proto(ctx, &m);
     REQUIRE(mp);
+    size_t len;
+    void *bytes;
     /* IR 10's NodeProto.metadata_props (field 9), a StringStringEntryProto
      * {key: "origin", value: "layer1"}: unknown to Debian's onnx.proto. */
     const uint8_t entry[] = {0x0a, 6, 'o', 'r', 'i', 'g', 'i', 'n', 0x12, 6, 'l', 'a', 'y', 'e', 'r', '1'};
