@@ -56,6 +56,14 @@ typedef struct carve_allocator {
 } carve_allocator;
 void carve_set_allocator(const carve_allocator *a);
 
+/* Threads that carve's kernels and backends may use (OpenBLAS, a backend's
+ * OpenMP runtime). Process-wide, as OpenBLAS's own setting is: set it before
+ * lowering or running, never while another thread runs a model. n < 1 means
+ * 1. The default is 1: carve starts no thread unless asked. */
+void carve_set_threads(int n);
+/* The current setting of carve_set_threads (1 by default). */
+int carve_get_threads(void);
+
 /* ---------------------------------------------------------------- types */
 
 /* Element types; the numbers are ONNX's TensorProto.DataType. */

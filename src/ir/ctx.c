@@ -47,3 +47,11 @@ carve_status cv_error(carve_ctx *ctx, carve_status code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
+
+/* The thread setting is process-wide (OpenBLAS's is); the runtime applies
+ * it to OpenBLAS and backends read it. Atomic so that readers on other
+ * threads see a whole value. */
+static _Atomic int g_threads = 1;
+
+void carve_set_threads(int n) { g_threads = n < 1 ? 1 : n; }
+int carve_get_threads(void) { return g_threads; }
