@@ -394,6 +394,11 @@ typedef struct carve_fold_opts {
      * more than twice the bytes of its constant inputs stays an op. 0 means
      * 1 MiB (1048576). The factor two is fixed. */
     size_t max_bytes;
+    /* Recompose the patterns exporters write for LayerNormalization, Gelu
+     * and HardSwish into those ops (docs/recompose.md), where the model's
+     * opset has them. carve_lower decides this itself per target
+     * (carve_lower_opts.no_recompose). */
+    bool recompose;
 } carve_fold_opts;
 
 /* What carve_fold did. Node counts are over all graphs (subgraphs
@@ -415,6 +420,7 @@ typedef struct carve_fold_stats {
     uint32_t inits_deduped; /* initializers equal to another one, now read from it */
     uint64_t bytes_before, bytes_after, bytes_added, bytes_removed;
     uint32_t refused[CARVE_GUARD_COUNT]; /* nodes each guard kept from folding */
+    uint32_t recomposed;    /* patterns recomposed into one op (their nodes count as removed) */
 } carve_fold_stats;
 
 /* Folds m in place: initializers, Constant nodes and everything computable
@@ -455,6 +461,10 @@ typedef struct carve_lower_opts {
     bool no_fold;
     /* carve_fold_opts.max_bytes for that folding (0: 1 MiB). */
     size_t fold_max_bytes;
+    /* Leave decomposed patterns as they are. Otherwise folding recomposes
+     * them into the ops the target lists (LayerNormalization, Gelu,
+     * HardSwish; docs/recompose.md); never a node named in cpu_nodes. */
+    bool no_recompose;
 } carve_lower_opts;
 
 /* What lowering did: where each node of the input model went and why. */

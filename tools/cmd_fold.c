@@ -7,7 +7,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carve fold MODEL -o OUT.onnx [--fold-max-bytes N] [--external-data NAME]\n\n"
+    fprintf(f, "usage: carve fold MODEL -o OUT.onnx [--fold-max-bytes N] [--recompose] [--external-data NAME]\n\n"
                "Folds MODEL's constants: initializers, Constant nodes and everything computable\n"
                "from them alone (Shape and Size of static shapes included) become initializers,\n"
                "in If, Loop and Scan bodies too; an If with a constant condition is replaced by\n"
@@ -20,6 +20,8 @@ static void usage(FILE *f)
                "  -o, --output FILE        the folded model (never the input file)\n"
                "  --fold-max-bytes N       keep an op whose result is over N bytes and over twice its\n"
                "                           constant inputs (default 1048576; k, M, G suffixes)\n"
+               "  --recompose              also make the patterns exporters write for LayerNormalization,\n"
+               "                           Gelu and HardSwish those ops again (docs/recompose.md)\n"
                "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n\n"
                "A summary goes to stderr.\n");
 }
@@ -40,6 +42,8 @@ int cmd_fold(int argc, char **argv)
         } else if (!strcmp(a, "--fold-max-bytes") && has_val) {
             if (!cli_parse_bytes(argv[++i], &fo.max_bytes))
                 return cli_usage_error("fold", "--fold-max-bytes: '%s' is not a size in bytes", argv[i]);
+        } else if (!strcmp(a, "--recompose")) {
+            fo.recompose = true;
         } else if (!strcmp(a, "--external-data") && has_val) {
             ext = argv[++i];
         } else if (a[0] == '-' && a[1]) {
@@ -77,6 +81,8 @@ int cmd_fold(int argc, char **argv)
         fprintf(stderr, "  %u If inlined, %u layout ops moved onto quantized weights, %u BatchNormalization "
                         "fused, %u Gemm from MatMul + Add, %u initializers deduplicated\n",
                 st.if_inlined, st.layout_moved, st.bn_fused, st.gemm_fused, st.inits_deduped);
+    if (st.recomposed)
+        fprintf(stderr, "  %u patterns recomposed into one op each\n", st.recomposed);
     for (int g = 0; g < CARVE_GUARD_COUNT; g++)
         if (st.refused[g])
             fprintf(stderr, "  not folded: %u %s\n", st.refused[g], carve_fold_guard_name((carve_fold_guard)g));

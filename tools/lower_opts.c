@@ -55,6 +55,8 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         }
     } else if (!strcmp(a, "--no-fold")) {
         cl->opts.no_fold = true;
+    } else if (!strcmp(a, "--no-recompose")) {
+        cl->opts.no_recompose = true;
     } else if (!strcmp(a, "--fold-max-bytes")) {
         NEED("a size in bytes");
         if (!cli_parse_bytes(val, &cl->opts.fold_max_bytes)) {
@@ -138,5 +140,7 @@ const char *cli_lower_help =
     "  --no-legalize WHAT      leave out a legalization (int64, uint8-cast, slice-clamp):\n"
     "                          for testing that it matters\n"
     "  --no-fold               skip constant folding (docs/folding.md), which runs first\n"
+    "  --no-recompose          keep decomposed LayerNormalization, Gelu and HardSwish patterns\n"
+    "                          as they are (docs/recompose.md); folding recomposes them otherwise\n"
     "  --fold-max-bytes N      folding keeps an op whose result is over N bytes and over twice\n"
     "                          its constant inputs (default 1048576; k, M, G suffixes)\n";

@@ -443,15 +443,32 @@ static carve_status apply_skip_lists(cv_lower *lw)
     return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
 }
 
-/* Constant folding before the first round. Nodes folding made count as
- * pieces of the input node they come from, and a node fused into another
- * hands its skip-list mark on to it. */
+/* Recomposition makes only ops the target lists (a recomposed op it
+ * refuses would be decomposed again), and never takes a node a skip list
+ * names. */
+static bool target_lists(const char *op, void *user)
+{
+    const cv_lower *lw = user;
+    return cv_target_find_op(lw->t, op) != NULL;
+}
+
+static bool skipped(carve_node_id n, void *user)
+{
+    const cv_lower *lw = user;
+    return n < lw->cap && lw->ln[n].sticky == CV_R_SKIPPED_BY_USER;
+}
+
+/* Constant folding (and recomposition) before the first round. Nodes
+ * folding made count as pieces of the input node they come from, and a
+ * node fused into another hands its skip-list mark on to it. */
 static carve_status fold(cv_lower *lw)
 {
     carve_model *m = lw->m;
     double t0 = now_ms();
-    carve_fold_opts fo = {lw->o ? lw->o->fold_max_bytes : 0};
-    carve_status st = cv_fold_run(m, &fo, &lw->fold, &lw->fates);
+    carve_fold_opts fo = {lw->o ? lw->o->fold_max_bytes : 0, false};
+    lw->recomp = (cv_recomp_cfg){.wants = target_lists, .excluded = skipped, .user = lw};
+    bool recompose = !(lw->o && lw->o->no_recompose);
+    carve_status st = cv_fold_run_ex(m, &fo, recompose ? &lw->recomp : NULL, &lw->fold, &lw->fates);
     if (st)
         return st;
     lw->folded = true;
@@ -471,6 +488,15 @@ static carve_status fold(cv_lower *lw)
             lw->ln[id].sticky = lw->ln[src].sticky;
             lw->ln[id].msg = lw->ln[src].msg;
         }
+    }
+    /* --cpu-ops names a recomposed op: the made node stays on CPU */
+    for (uint32_t i = 0; lw->o && i < lw->recomp.n_matches; i++) {
+        carve_node_id id = lw->recomp.matches[i].node;
+        for (size_t k = 0; k < lw->o->n_cpu_ops; k++)
+            if (!strcmp(m->nodes[id].op, lw->o->cpu_ops[k])) {
+                lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
+                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in --cpu-ops", lw->o->cpu_ops[k]);
+            }
     }
     lw->ms_fold = now_ms() - t0;
     return CARVE_OK;
@@ -580,6 +606,7 @@ out:
     cv_free(lw.parts);
     cv_free(lw.ln);
     cv_free(lw.fates);
+    cv_recomp_free(&lw.recomp);
     carve_target_free(own_cpu);
     return st;
 }

@@ -192,6 +192,7 @@ typedef struct cv_lower {
     cv_fold_node *fates;    /* by node id: what folding did, n_fates of them */
     uint32_t n_fates;
     double ms_fold;
+    cv_recomp_cfg recomp;   /* what recomposition made, during folding */
 } cv_lower;
 
 /* ================================================================ delegate.c */

@@ -176,8 +176,38 @@ static void folding(jw *w, const cv_lower *lw)
         jkv_num(w, "gemm_fused", f->gemm_fused);
         jkv_num(w, "initializers_removed", f->inits_removed);
         jkv_num(w, "initializers_deduplicated", f->inits_deduped);
+        jkv_num(w, "recomposed", f->recomposed);
     }
     jclose(w, '}');
+}
+
+/* The "recomposed" section: each pattern recomposition matched, the nodes
+ * it took and the node it made (whose placement the nodes list gives under
+ * the last member's replaced_by). */
+static void recomposed(jw *w, const cv_lower *lw)
+{
+    const carve_model *m = lw->m;
+    const cv_recomp_cfg *rc = &lw->recomp;
+    jkey(w, "recomposed");
+    jopen(w, '[');
+    for (uint32_t i = 0; i < rc->n_matches; i++) {
+        const cv_recomp_match *mt = &rc->matches[i];
+        cv_buf_put(&w->b, "\n", 1);
+        jsep(w);
+        jopen(w, '{');
+        jkv_str(w, "pattern", mt->pattern);
+        jkv_str(w, "node", m->nodes[mt->node].name);
+        jkv_str(w, "op", m->nodes[mt->node].op);
+        jkey(w, "nodes");
+        jopen(w, '[');
+        for (uint32_t k = 0; k < mt->n; k++) {
+            jsep(w);
+            jstr(w, m->nodes[rc->members[mt->first + k]].name);
+        }
+        jclose(w, ']');
+        jclose(w, '}');
+    }
+    jclose(w, ']');
 }
 
 static size_t value_bytes(const carve_model *m, carve_value_id v, bool *known)
@@ -337,6 +367,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     jclose(&w, ']');
     cv_buf_put(&w.b, "\n", 1);
     folding(&w, lw);
+    recomposed(&w, lw);
     jkv_num(&w, "rounds", lw->rounds);
     jkey(&w, "time_ms");
     jopen(&w, '{');
@@ -361,6 +392,9 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
                               "%llu bytes added, %llu removed\n",
                               f->nodes_before, f->nodes_after, f->folded, f->removed, folded,
                               (unsigned long long)f->bytes_added, (unsigned long long)f->bytes_removed);
+        if (f->recomposed && k < 4000)
+            k += (size_t)snprintf(sum + k, 4096 - k, "recomposed: %u pattern%s into one op each\n", f->recomposed,
+                                  f->recomposed == 1 ? "" : "s");
         for (int g = 0; g < CARVE_GUARD_COUNT && k < 4000; g++)
             if (f->refused[g])
                 k += (size_t)snprintf(sum + k, 4096 - k, "  not folded: %u %s\n", f->refused[g],

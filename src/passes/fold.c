@@ -950,6 +950,15 @@ static void measure(const carve_model *m, uint32_t *nodes, uint64_t *bytes)
 carve_status cv_fold_run(carve_model *m, const carve_fold_opts *opts, carve_fold_stats *stats,
                          cv_fold_node **fates)
 {
+    cv_recomp_cfg all = {0};
+    carve_status s = cv_fold_run_ex(m, opts, opts && opts->recompose ? &all : NULL, stats, fates);
+    cv_recomp_free(&all);
+    return s;
+}
+
+carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_recomp_cfg *rc, carve_fold_stats *stats,
+                            cv_fold_node **fates)
+{
     if (fates)
         *fates = NULL;
     cv_fold f = {.m = m, .max_bytes = opts && opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
@@ -963,7 +972,8 @@ carve_status cv_fold_run(carve_model *m, const carve_fold_opts *opts, carve_fold
     /* The pipeline. Inference first: Shape folds from inferred shapes, and
      * the blow-up guard reads output sizes before computing anything. */
     if ((s = cv_infer_model(m, NULL)) || (s = cv_fold_constants(&f)) || (s = cv_fold_noop(&f)) ||
-        (s = cv_fold_qdq(&f)) || (s = cv_fold_fuse(&f)) || (s = cv_fold_dce(&f)) || (s = cv_fold_dedupe(&f)) ||
+        (s = cv_fold_qdq(&f)) || (s = cv_fold_fuse(&f)) || (rc && (s = cv_fold_recompose(&f, rc))) ||
+        (s = cv_fold_dce(&f)) || (s = cv_fold_dedupe(&f)) ||
         (s = cv_fold_dce(&f)))
         goto out;
     if (!cv_fold_grow(&f)) {

@@ -56,6 +56,31 @@ typedef struct cv_fold {
     bool lazy_dirty;
 } cv_fold;
 
+/* Recomposition (recompose.c) during folding: which ops to make, which
+ * nodes never to take, and, afterwards, what was made. */
+typedef struct cv_recomp_match {
+    const char *pattern;      /* the pattern's name (static) */
+    carve_node_id node;       /* the node made */
+    uint32_t first, n;        /* its members: members[first .. first + n) */
+} cv_recomp_match;
+
+typedef struct cv_recomp_cfg {
+    /* Make op `op`? NULL: every pattern's op. */
+    bool (*wants)(const char *op, void *user);
+    /* Never take node n into a pattern (skip lists). NULL: none. */
+    bool (*excluded)(carve_node_id n, void *user);
+    void *user;
+    /* Filled by the pass (cv_malloc'd; cv_recomp_free). */
+    cv_recomp_match *matches;
+    uint32_t n_matches;
+    carve_node_id *members;
+    uint32_t n_members;
+} cv_recomp_cfg;
+
+/* cv_fold_run with recomposition (rc may be NULL: none). */
+carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_recomp_cfg *rc, carve_fold_stats *stats,
+                            cv_fold_node **fates);
+
 /* Runs every folding pass. *fates (may be NULL) receives the fate of each
  * node id, m->n_nodes of them afterwards (cv_malloc'd; the caller frees). */
 carve_status cv_fold_run(carve_model *m, const carve_fold_opts *opts, carve_fold_stats *stats,
@@ -137,5 +162,13 @@ carve_status cv_fold_dce(cv_fold *f);
 /* Makes every initializer equal (dtype, shape, bytes) to one visible from it
  * read that one instead; graph outputs keep their own. */
 carve_status cv_fold_dedupe(cv_fold *f);
+
+/* ================================================================ recompose.c */
+
+/* Patterns exporters write for LayerNormalization, HardSwish and Gelu made
+ * that op again, where the model's opset has it and rc->wants it; exact
+ * matches only (docs/recompose.md). Counts f->st.recomposed; logs in rc. */
+carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc);
+void cv_recomp_free(cv_recomp_cfg *rc);
 
 #endif
