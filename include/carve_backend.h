@@ -2,7 +2,7 @@
  * carve_backend.h: the interface accelerator libraries and vendor SDKs
  * implement to take partitions from carve.
  *
- * A target is a profile (the JSON rules of targets/*.json: dtypes, ranks,
+ * A target is a profile (the JSON rules of the profiles under targets/: dtypes, ranks,
  * kept-whole ops, legalizations, the no-runtime-input rule ...) plus a
  * backend that answers capability per node, compiles the partitions it
  * accepts and runs them. The built-in targets htp, gpu and lpai use the
@@ -66,6 +66,10 @@ typedef struct carve_backend_partition {
     /* The target's name and the Delegate node's name (for messages). */
     const char *target;
     const char *name;
+    /* The target's profile as loaded (carve_target_name ...), or NULL when
+     * the caller did not load it (a model run without a target): a backend
+     * that needs the profile then loads the built-in one named target. */
+    const carve_target *profile;
 } carve_backend_partition;
 
 /* How a backend refuses a partition it cannot build. message is the
@@ -152,6 +156,16 @@ const carve_backend *carve_backend_find(carve_ctx *ctx, const char *name);
  * first), for listing. */
 size_t carve_backend_count(carve_ctx *ctx);
 const carve_backend *carve_backend_at(carve_ctx *ctx, size_t i);
+
+/* The backend name target t's profile gives (its "backend" field), or,
+ * when it gives none, the name of a backend registered on ctx under t's
+ * own name, else "reference". */
+const char *carve_target_backend(carve_ctx *ctx, const carve_target *t);
+
+/* With on, every Delegate of m runs on the reference kernels (the
+ * "reference" backend under its target's simulator) whatever backend it
+ * records: `carve run --reference`. Handles compiled before are released. */
+void carve_model_use_reference(carve_model *m, bool on);
 
 #ifdef __cplusplus
 }

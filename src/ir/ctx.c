@@ -1,17 +1,19 @@
 /* ctx.c: contexts and error messages. */
 #include "ir.h"
+#include "carve_backend.h"
 
 #include <string.h>
 
-carve_ctx *carve_ctx_new(void)
-{
-    carve_ctx *c = cv_malloc(sizeof *c);
-    if (c)
-        memset(c, 0, sizeof *c);
-    return c;
-}
+/* carve_ctx_new and carve_ctx_free are in src/backends/registry.c: a
+ * context comes with the built-in backends registered. */
 
-void carve_ctx_free(carve_ctx *ctx) { cv_free(ctx); }
+const struct carve_backend *cv_ctx_backend(const carve_ctx *ctx, const char *name)
+{
+    for (uint32_t i = 0; ctx && name && i < ctx->n_backends; i++)
+        if (!strcmp(ctx->backends[i]->name, name))
+            return ctx->backends[i];
+    return NULL;
+}
 
 const char *carve_errmsg(const carve_ctx *ctx) { return ctx ? ctx->msg : "no context"; }
 carve_status carve_errcode(const carve_ctx *ctx) { return ctx ? ctx->code : CARVE_ERR_ARG; }

@@ -95,10 +95,20 @@ void cv_strmap_free(cv_strmap *m);
 
 /* ================================================================ ctx.c */
 
+struct carve_backend;
 struct carve_ctx {
     carve_status code;
     char msg[1024];
+    /* The backend registry (src/backends/registry.c fills it): built-in
+     * backends first, then registered or loaded ones; dl[i] is the shared
+     * object backends[i] came from, or NULL. */
+    const struct carve_backend **backends;
+    void **dl;
+    uint32_t n_backends, cap_backends;
 };
+/* The backend registered on ctx under name, or NULL (a lookup for the
+ * layers below src/backends: the runtime and lowering). */
+const struct carve_backend *cv_ctx_backend(const carve_ctx *ctx, const char *name);
 /* Records an error on ctx and returns its status. */
 carve_status cv_error(carve_ctx *ctx, carve_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -257,6 +267,11 @@ struct carve_model {
      * freed through run_pool_free. */
     void *run_pool;
     void (*run_pool_free)(void *);
+    /* The Delegates' compiled handles, kept between runs
+     * (src/runtime/delegate.c); freed through backend_cache_free. */
+    void *backend_cache;
+    void (*backend_cache_free)(void *);
+    bool use_reference;      /* carve_model_use_reference */
 };
 
 /* A node-id-indexed uint32 scratch array of the model (contents undefined),

@@ -41,6 +41,8 @@ void carve_model_free(carve_model *m)
         munmap(m->maps[i].addr, m->maps[i].len);
     cv_free(m->maps);
     cv_free(m->scratch);
+    if (m->backend_cache_free)
+        m->backend_cache_free(m->backend_cache);
     if (m->run_pool_free)
         m->run_pool_free(m->run_pool);
     cv_free(m->graphs);

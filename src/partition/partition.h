@@ -4,6 +4,7 @@
 #define CARVE_PARTITION_H
 
 #include "../passes/passes.h"
+#include "carve_backend.h"
 
 /* ================================================================ target.c */
 
@@ -36,6 +37,7 @@ typedef enum { CV_CPU_CORE, CV_CPU_FULL } cv_cpu_base;
 
 struct carve_target {
     char *name, *description, *source;
+    char *backend;                 /* "backend": the backend's name, or NULL (carve_target_backend) */
     uint64_t hash;                 /* FNV-1a of the profile's bytes */
     uint32_t dtype_mask;
     bool int64_as_int32;           /* "int64": "as_int32" (else refused) */

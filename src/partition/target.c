@@ -50,7 +50,7 @@ static carve_dtype dtype_by_name(const char *s)
 static const char *known_top[] = {"schema_version", "name", "description", "dtypes", "int64", "max_rank",
                                   "data_dependent_shapes", "static_shapes", "refuses_constant_partitions",
                                   "control_flow_whole", "qdq_node_units", "keep_whole", "legalize", "simulator", "ops",
-                                  "cpu_profile", "cpu_add", "cpu_remove", NULL};
+                                  "cpu_profile", "cpu_add", "cpu_remove", "backend", NULL};
 
 static bool check_keys(pctx *p, const cJSON *obj, const char *const *known, const char *where)
 {
@@ -216,6 +216,12 @@ static bool parse(pctx *p, const cJSON *root, carve_target *t)
     t->name = dup(name->valuestring);
     const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");
     t->description = dup(cJSON_IsString(desc) ? desc->valuestring : "");
+    const cJSON *be = cJSON_GetObjectItemCaseSensitive(root, "backend");
+    if (be) {
+        if (!cJSON_IsString(be) || !*be->valuestring)
+            return perr(p, "backend: expected a non-empty string (a backend's name, e.g. \"reference\")");
+        t->backend = dup(be->valuestring);
+    }
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(root, "cpu_profile");
     if (cpu) {
         if (!cJSON_IsString(cpu) || (strcmp(cpu->valuestring, "core") && strcmp(cpu->valuestring, "full")))
@@ -335,6 +341,7 @@ void carve_target_free(carve_target *t)
     cv_free(t->ops);
     cv_free(t->name);
     cv_free(t->description);
+    cv_free(t->backend);
     cv_free(t->source);
     cv_free(t);
 }
@@ -409,8 +416,47 @@ bool cv_cpu_has(const carve_target *cpu, const cv_op_def *def, const char *op)
     return (def->flags & CV_OP_CORE) != 0;
 }
 
+/* A target named like a backend registered on ctx that brings its profile
+ * (profile_json, or profile_name naming a built-in one): that profile,
+ * bound to that backend. */
+static carve_status backend_target(carve_ctx *ctx, const carve_backend *b, carve_target **out)
+{
+    char src[160];
+    const char *json = b->profile_json;
+    if (json) {
+        snprintf(src, sizeof src, "'%s' (from backend %s)", b->name, b->name);
+    } else {
+        const char *pn = b->profile_name;
+        json = cv_builtin_target_json(pn);
+        if (!json)
+            return cv_error(ctx, CARVE_ERR_ARG, "backend %s names profile '%s', which is not built in", b->name, pn);
+        snprintf(src, sizeof src, "'%s' (built in, for backend %s)", pn, b->name);
+    }
+    carve_status s = cv_target_parse(ctx, json, strlen(json), src, out);
+    if (s)
+        return s;
+    cv_free((*out)->backend);
+    (*out)->backend = dup(b->name);
+    if (!(*out)->backend) {
+        carve_target_free(*out);
+        *out = NULL;
+        return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
+    }
+    return CARVE_OK;
+}
+
+const char *carve_target_backend(carve_ctx *ctx, const carve_target *t)
+{
+    if (t->backend)
+        return t->backend;
+    return cv_ctx_backend(ctx, t->name) ? t->name : "reference";
+}
+
 carve_status carve_target_builtin(carve_ctx *ctx, const char *name, carve_target **out)
 {
+    const carve_backend *b = cv_ctx_backend(ctx, name);
+    if (b && (b->profile_json || b->profile_name))
+        return backend_target(ctx, b, out);
     const char *json = cv_builtin_target_json(name);
     if (!json) {
         char list[256] = "";

@@ -15,6 +15,12 @@ static void free_run_pool(void *p)
     cv_free(p);
 }
 
+/* The innermost interpreter running on this thread: the reference backend
+ * runs a Delegate's body in it, as part of the same run. */
+static _Thread_local cv_interp *tl_current;
+
+cv_interp *cv_interp_current(void) { return tl_current; }
+
 void carve_model_trim(carve_model *m)
 {
     if (m && m->run_pool)
@@ -66,7 +72,6 @@ void cv_interp_free(cv_interp *ip)
             cv_free(ip->sched[g].release_start);
             cv_free(ip->sched[g].release);
         }
-    carve_target_free(ip->builtin);
     cv_free(ip->env);
     cv_free(ip->sched);
     cv_free(ip->defs);
@@ -270,6 +275,8 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
     bool own_pool = !cv_pool_current();
     if (own_pool)
         cv_pool_resume(ip->pool);
+    cv_interp *outer = tl_current;
+    tl_current = ip;
     ip->depth++;
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < gr->inits.n && !st; i++) {
@@ -323,5 +330,6 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
     if (own_pool)
         cv_pool_suspend(ip->pool);
     ip->depth--;
+    tl_current = outer;
     return st;
 }

@@ -77,8 +77,8 @@ typedef struct cv_interp {
     cv_node_hook hook;
     void *hook_user;
     uint64_t rng_seed;    /* random ops: seed when the node has none */
-    const carve_target *target;  /* simulates Delegate bodies of this target */
-    carve_target *builtin;       /* a built-in profile loaded by name, owned */
+    const carve_target *target;  /* the profile the run is for (carve_model_run_target), or NULL:
+                                  * handed to the backends that compile the Delegates */
     int depth;
     cv_pool *pool;               /* tensor buffers of the outermost run: the model's, kept between runs */
 } cv_interp;
@@ -89,6 +89,8 @@ void cv_interp_free(cv_interp *ip);
  * initializer default, an error if there is none); outputs[i] receive a
  * reference each. Subgraph runs read outer values from the same env. */
 carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_val **outputs);
+/* The innermost interpreter running on the calling thread, or NULL. */
+cv_interp *cv_interp_current(void);
 
 /* ================================================================ tensor_io.c */
 
