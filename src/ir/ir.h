@@ -274,6 +274,10 @@ struct carve_model {
     bool use_reference;      /* carve_model_use_reference */
 };
 
+/* Exchanges the contents of a and b (both of one context), each keeping
+ * its source path: a model restored in place from a copy. */
+bool cv_model_swap(carve_model *a, carve_model *b);
+
 /* A node-id-indexed uint32 scratch array of the model (contents undefined),
  * reused by passes that run per graph so they cost O(graph), not O(model). */
 uint32_t *cv_model_scratch(carve_model *m);

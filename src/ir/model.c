@@ -55,6 +55,21 @@ void carve_model_free(carve_model *m)
 
 carve_ctx *carve_model_ctx(const carve_model *m) { return m->ctx; }
 
+bool cv_model_swap(carve_model *a, carve_model *b)
+{
+    const char *pa = a->source_path, *pb = b->source_path;
+    const char *na = pa ? cv_arena_strdup(&b->arena, pa) : NULL;
+    const char *nb = pb ? cv_arena_strdup(&a->arena, pb) : NULL;
+    if ((pa && !na) || (pb && !nb))
+        return false;
+    carve_model tmp = *a;
+    *a = *b;
+    *b = tmp;
+    a->source_path = na;
+    b->source_path = nb;
+    return true;
+}
+
 bool cv_model_nomem(carve_model *m)
 {
     if (!m->arena.failed)

@@ -24,9 +24,18 @@ static const char *const codes[CV_R_COUNT] = {
     [CV_R_NODE_UNIT] = "node_unit",
     [CV_R_NO_RUNTIME_INPUT] = "no_runtime_input",
     [CV_R_SMALL_PARTITION] = "small_partition",
+    [CV_R_BACKEND_REFUSED] = "backend_refused",
 };
 
 const char *cv_reason_code(cv_reason r) { return r < CV_R_COUNT ? codes[r] : "?"; }
+
+cv_reason cv_reason_of_code(const char *code)
+{
+    for (int r = 1; code && r < CV_R_COUNT; r++)
+        if (!strcmp(codes[r], code))
+            return (cv_reason)r;
+    return CV_R_COUNT;
+}
 
 bool cv_value_is_const(const carve_model *m, carve_value_id v)
 {

@@ -1,6 +1,7 @@
 /* delegate.c: turns each partition of a graph into one node of domain
- * ai.carve, op Delegate, with a string attribute `target` and a GRAPH
- * attribute `body` holding the partition's nodes. The Delegate's inputs and
+ * ai.carve, op Delegate, with string attributes `target`, `backend` and
+ * `backend_version` and a GRAPH attribute `body` holding the partition's
+ * nodes. The Delegate's inputs and
  * outputs are the partition's boundary values; constants (initializers,
  * Constant outputs) are not inputs: bodies read them from the outer scope,
  * so a weight used by several partitions is stored once. Outer values keep
@@ -172,6 +173,10 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         return st;
     if ((st = carve_node_set_attr_string(m, dn, "target", lw->t->name)) ||
         (st = carve_node_set_attr_graph(m, dn, "body", body)))
+        return st;
+    /* the backend that runs it (src/runtime/delegate.c finds it by name) */
+    if (lw->b && ((st = carve_node_set_attr_string(m, dn, "backend", lw->b->name)) ||
+                  (st = carve_node_set_attr_string(m, dn, "backend_version", lw->b->version ? lw->b->version : ""))))
         return st;
     if ((st = cv_legalize_body(lw, dn, body)))
         return st;

@@ -224,8 +224,12 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         carve_node_id id = gr->nodes.v[i];
         cv_lnode *l = &lw->ln[id];
         l->part = CARVE_NONE;
+        const char *refused = l->sticky ? NULL : cv_backend_refused(lw, id);
         if (l->sticky) {
             l->reason = l->sticky;
+        } else if (refused) {
+            l->reason = CV_R_BACKEND_REFUSED;
+            l->msg = amsg(lw, refused);
         } else {
             l->reason = cv_capable(m, id, lw->t, inner ? &inner[i] : NULL, msg, sizeof msg);
             l->msg = l->reason ? amsg(lw, msg) : NULL;
@@ -243,6 +247,8 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
                                              lw->t->name, m->nodes[c].name, m->nodes[c].op, why);
                 }
             }
+            if (l->reason == CV_R_NONE) /* the profile takes it: now the backend */
+                l->reason = cv_backend_verdict(lw, id, &l->msg);
         }
         sup[i] = l->reason == CV_R_NONE;
         pred_start[i] = preds.n;
@@ -502,13 +508,17 @@ static carve_status fold(cv_lower *lw)
     return CARVE_OK;
 }
 
-carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lower_opts *opts, carve_report **report)
+/* One lowering of m, compile round `round`. *again: the backend refused
+ * nodes that lw->refused now lists; the model must be restored and lowered
+ * again. */
+static carve_status lower_once(carve_model *m, const carve_target *t, const carve_lower_opts *opts,
+                               const carve_backend *be, cv_refused *refused, uint32_t round, carve_report **report,
+                               bool *again)
 {
-    if (report)
-        *report = NULL;
     double t0 = now_ms();
     carve_target *own_cpu = NULL;
-    cv_lower lw = {.m = m, .t = t, .o = opts, .n_orig = m->n_nodes};
+    cv_lower lw = {.m = m, .t = t, .o = opts, .n_orig = m->n_nodes, .b = be, .refused = refused,
+                   .compile_rounds = round};
     lw.cpu = opts && opts->cpu ? opts->cpu : NULL;
     if (!lw.cpu) {
         carve_status s = carve_target_builtin(m->ctx, "cpu", &own_cpu);
@@ -592,6 +602,11 @@ carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lowe
         st = cv_error(m->ctx, st, "lowering produced an invalid model (a carve bug): %s", msg);
         goto out;
     }
+    /* the backend compiles each partition; a refusal is one more rule */
+    if (be && strcmp(be->name, "reference") && lw.n_parts) {
+        if ((st = cv_backend_compile_all(&lw, again)) || *again)
+            goto out;
+    }
     lw.ms_delegate = now_ms() - d0;
     lw.ms_total = now_ms() - t0;
     if (report)
@@ -608,6 +623,52 @@ out:
     cv_free(lw.fates);
     cv_recomp_free(&lw.recomp);
     carve_target_free(own_cpu);
+    return st;
+}
+
+carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lower_opts *opts, carve_report **report)
+{
+    if (report)
+        *report = NULL;
+    const carve_backend *b = NULL;
+    if (!t->is_cpu) {
+        const char *bname = carve_target_backend(m->ctx, t);
+        b = cv_ctx_backend(m->ctx, bname);
+        if (!b)
+            return cv_error(m->ctx, CARVE_ERR_ARG,
+                            "target %s: its backend '%s' is not registered ('carve targets' lists the backends; "
+                            "--backend-lib loads one from a shared object)", t->name, bname);
+        char why[512] = "";
+        if (b->is_available && !b->is_available(b->user, why, sizeof why))
+            return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "target %s: backend '%s' is not available here: %s",
+                            t->name, b->name, why[0] ? why : "(no reason given)");
+    }
+    /* A backend that compiles may refuse partitions: lowering then starts
+     * again from the input model, kept as bytes (exact: saving and loading
+     * a model gives the same model), with the refused nodes on CPU. */
+    void *snap = NULL;
+    size_t snap_n = 0;
+    carve_status st = CARVE_OK;
+    if (b && strcmp(b->name, "reference") && (st = carve_model_save_memory(m, &snap, &snap_n)))
+        return st;
+    cv_refused refused = {0};
+    for (uint32_t round = 1;; round++) {
+        bool again = false;
+        st = lower_once(m, t, opts, b, &refused, round, report, &again);
+        if (st || !again)
+            break;
+        carve_model *fresh = NULL;
+        if ((st = carve_model_load_memory(m->ctx, snap, snap_n, NULL, &fresh)))
+            break;
+        if (!cv_model_swap(m, fresh)) {
+            carve_model_free(fresh);
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+            break;
+        }
+        carve_model_free(fresh);
+    }
+    carve_free(snap);
+    cv_refused_free(&refused);
     return st;
 }
 

@@ -133,10 +133,13 @@ typedef enum cv_reason {
     CV_R_NODE_UNIT,          /* another node of its QDQ node unit goes to CPU */
     CV_R_NO_RUNTIME_INPUT,   /* its partition reads no runtime value */
     CV_R_SMALL_PARTITION,    /* --min-partition-nodes */
+    CV_R_BACKEND_REFUSED,    /* the backend refused it (supports_node with a code carve does not know, or compile) */
     CV_R_COUNT
 } cv_reason;
 
 const char *cv_reason_code(cv_reason r);
+/* The reason of a code string (the report's codes), or CV_R_COUNT. */
+cv_reason cv_reason_of_code(const char *code);
 
 typedef struct cv_skip {
     const char **nodes, **ops;  /* user skip lists */
@@ -177,9 +180,20 @@ typedef struct cv_lpart {
     cv_ids encoded;                /* body values its `encodings` attribute describes */
 } cv_lpart;
 
+/* Nodes the backend refused to compile (backend_rule.c), by name: they
+ * survive the model's restore from its snapshot between compile rounds. */
+typedef struct cv_refused {
+    cv_strmap names;  /* name -> index into msgs */
+    char **keys, **msgs;
+    uint32_t n, cap;
+} cv_refused;
+
 typedef struct cv_lower {
     carve_model *m;
     const carve_target *t, *cpu;
+    const carve_backend *b;  /* the target's backend */
+    cv_refused *refused;
+    uint32_t compile_rounds; /* lowerings the backend's compile saw (1: no refusal) */
     const carve_lower_opts *o;
     cv_lnode *ln;
     uint32_t cap, n_orig;
@@ -196,6 +210,20 @@ typedef struct cv_lower {
     double ms_fold;
     cv_recomp_cfg recomp;   /* what recomposition made, during folding */
 } cv_lower;
+
+/* ================================================================ backend_rule.c */
+
+/* The backend's verdict on node n, which the profile accepted: CV_R_NONE,
+ * or a reason with its message (model arena) in *msg. */
+cv_reason cv_backend_verdict(cv_lower *lw, carve_node_id n, const char **msg);
+/* The refusal recorded for node n in an earlier compile round, or NULL. */
+const char *cv_backend_refused(const cv_lower *lw, carve_node_id n);
+/* Compiles every Delegate of the lowered model with the backend and
+ * releases the handles. Refused nodes (all of a partition's when the
+ * refusal names none) are added to lw->refused; *more tells whether any
+ * was. Errors (not refusals) name the Delegate and the backend. */
+carve_status cv_backend_compile_all(cv_lower *lw, bool *more);
+void cv_refused_free(cv_refused *r);
 
 /* ================================================================ delegate.c */
 
