@@ -44,6 +44,18 @@ bool cli_parse_bytes(const char *s, size_t *out);
 /* Parses a comma-separated list into a malloc'd array of strings. */
 char **cli_split_list(const char *s, size_t *n);
 
+/* --backend-lib PATH (repeatable): backends loaded from shared objects
+ * (carve_backend_load) on the command's context before anything else. */
+typedef struct cli_backends {
+    const char *libs[16];
+    int n;
+} cli_backends;
+/* 1 taken, 0 not ours, -1 a usage error (printed). */
+int cli_backends_arg(cli_backends *cb, const char *cmd, int argc, char **argv, int *i);
+/* Loads them; false: printed why. */
+bool cli_backends_load(carve_ctx *ctx, const cli_backends *cb, const char *cmd);
+extern const char *cli_backends_help;
+
 /* Prints "carve CMD: msg" and the hint to use --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Loads a model or prints why not. */

@@ -1,5 +1,6 @@
 /* cli_util.c: helpers the commands share. */
 #include "cli.h"
+#include "carve_backend.h"
 
 #include <stdlib.h>
 
@@ -224,3 +225,33 @@ char **cli_split_list(const char *s, size_t *n)
     }
     return out;
 }
+
+int cli_backends_arg(cli_backends *cb, const char *cmd, int argc, char **argv, int *i)
+{
+    if (strcmp(argv[*i], "--backend-lib"))
+        return 0;
+    if (*i + 1 >= argc) {
+        cli_usage_error(cmd, "--backend-lib takes the path of a backend's shared object");
+        return -1;
+    }
+    if (cb->n == (int)(sizeof cb->libs / sizeof cb->libs[0])) {
+        cli_usage_error(cmd, "--backend-lib: at most %d", (int)(sizeof cb->libs / sizeof cb->libs[0]));
+        return -1;
+    }
+    cb->libs[cb->n++] = argv[++*i];
+    return 1;
+}
+
+bool cli_backends_load(carve_ctx *ctx, const cli_backends *cb, const char *cmd)
+{
+    for (int k = 0; k < cb->n; k++)
+        if (carve_backend_load(ctx, cb->libs[k], NULL) != CARVE_OK) {
+            fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
+            return false;
+        }
+    return true;
+}
+
+const char *cli_backends_help =
+    "  --backend-lib PATH      load a backend from a shared object (docs/backends.md); its\n"
+    "                          target is then --target <its name> (repeatable)\n";

@@ -2,6 +2,7 @@
  * original and the lowered model on the same inputs (Delegate bodies under
  * the target's simulator) and compares every output. */
 #include "lower_opts.h"
+#include "carve_backend.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,9 +11,9 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: carve check MODEL (--target NAME[,NAME...] | --target-file FILE) [--input NAME=FILE]...\n"
-               "                   [--random-inputs SEED] [--atol A] [--rtol R] [-o OUT.onnx] [options]\n\n"
-               "Lowers MODEL, runs the original and the lowered model on the same inputs on\n"
-               "carve's reference kernels (delegate bodies under the target's simulator), and\n"
+               "                   [--random-inputs SEED] [--atol A] [--rtol R] [-o OUT.onnx] [--reference] [options]\n\n"
+               "Lowers MODEL, runs the original on carve's reference kernels and the lowered model\n"
+               "with each Delegate through its backend (the reference simulator for htp, gpu, lpai), and\n"
                "prints the largest absolute and relative error per output. --target may list\n"
                "several targets: the original model runs once. Exits 1 when an\n"
                "element breaks |lowered - original| <= atol + rtol * |original|.\n\n"
@@ -20,6 +21,7 @@ static void usage(FILE *f)
                "  --random-inputs SEED  seeded random values for the other inputs (default seed 1)\n"
                "  --atol A, --rtol R    tolerance (default 1e-4 and 1e-3; integers must match exactly)\n"
                "  -o OUT.onnx           also save the lowered model\n"
+               "  --reference           run the lowered model's Delegates on the reference kernels\n"
                "%s",
             cli_lower_help);
 }
@@ -68,6 +70,7 @@ int cmd_check(int argc, char **argv)
     cli_inputs ci = {.have_seed = true, .seed = 1};
     const char *path = NULL, *out = NULL;
     double atol = 1e-4, rtol = 1e-3;
+    bool reference = false;
     int rc = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -93,6 +96,8 @@ int cmd_check(int argc, char **argv)
                 goto done;
             }
             *(!strcmp(a, "--atol") ? &atol : &rtol) = x;
+        } else if (!strcmp(a, "--reference")) {
+            reference = true;
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_val) {
             out = argv[++i];
         } else if (a[0] == '-' && a[1]) {
@@ -170,6 +175,7 @@ int cmd_check(int argc, char **argv)
             carve_tensor_free(o2[i]);
             o2[i] = NULL;
         }
+        carve_model_use_reference(low, reference);
         if (carve_model_run_target(low, cl.target, in, o2) != CARVE_OK) {
             fprintf(stderr, "carve check: running the model lowered for %s: %s\n", carve_target_name(cl.target),
                     carve_errmsg(ctx));

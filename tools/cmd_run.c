@@ -3,6 +3,7 @@
 #define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "carve_backend.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,16 +16,20 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: carve run MODEL [--input NAME=FILE]... [--random-inputs SEED]\n"
-               "                 [--dim NAME=VALUE]... [--output-dir DIR]\n\n"
-               "Runs the model on carve's reference CPU kernels (If/Loop/Scan bodies and\n"
-               "delegate bodies included) and prints a summary of each output.\n\n"
+               "                 [--dim NAME=VALUE]... [--output-dir DIR] [--backend-lib PATH] [--reference]\n\n"
+               "Runs the model on carve's reference CPU kernels (If/Loop/Scan bodies included)\n"
+               "and prints a summary of each output. Each Delegate of a lowered model runs through\n"
+               "the backend it records (compiled once, kept for --repeat).\n\n"
                "  --input NAME=FILE     value of input NAME, a .npy file or an ONNX TensorProto (.pb)\n"
                "  --random-inputs SEED  fill every input not given with seeded random values\n"
                "                        (floats in [-1,1), integers in [0,10), booleans)\n"
                "  --dim NAME=VALUE      size of symbolic dim NAME for random inputs (default 1)\n"
                "  --repeat N            run N times and print the time per run and peak memory\n"
                "  --output-dir DIR      write each output as DIR/<name>.npy (.pb for dtypes numpy lacks),\n"
-               "                        and the inputs used as DIR/inputs/<name>.npy\n");
+               "                        and the inputs used as DIR/inputs/<name>.npy\n"
+               "  --reference           run every Delegate's body on the reference kernels (the target's\n"
+               "                        simulator) whatever backend it records\n"
+               "%s", cli_backends_help);
 }
 
 static void summary(const carve_model *m, carve_value_id v, carve_tensor *t)
@@ -83,6 +88,8 @@ int cmd_run(int argc, char **argv)
 {
     const char *path = NULL, *outdir = NULL;
     cli_inputs ci = {0};
+    cli_backends cb = {0};
+    bool reference = false;
     long repeat = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -90,11 +97,15 @@ int cmd_run(int argc, char **argv)
             return usage(stdout), EXIT_OK;
         bool has_val = i + 1 < argc;
         int r = cli_inputs_arg(&ci, "run", argc, argv, &i);
+        if (r == 0)
+            r = cli_backends_arg(&cb, "run", argc, argv, &i);
         if (r < 0)
             return EXIT_USAGE;
         if (r > 0)
             continue;
-        if (!strcmp(a, "--repeat")) {
+        if (!strcmp(a, "--reference")) {
+            reference = true;
+        } else if (!strcmp(a, "--repeat")) {
             char *e = NULL;
             repeat = has_val ? strtol(argv[++i], &e, 10) : 0;
             if (!e || *e || repeat < 1)
@@ -114,7 +125,9 @@ int cmd_run(int argc, char **argv)
     if (!path)
         return cli_usage_error("run", "no model given");
     carve_ctx *ctx = carve_ctx_new();
-    carve_model *m = cli_load(ctx, path);
+    carve_model *m = cli_backends_load(ctx, &cb, "run") ? cli_load(ctx, path) : NULL;
+    if (m && reference)
+        carve_model_use_reference(m, true);
     if (!m) {
         carve_ctx_free(ctx);
         return EXIT_MODEL;

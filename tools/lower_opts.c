@@ -9,6 +9,9 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
     const char *a = argv[*i];
     bool has_val = *i + 1 < argc;
     const char *val = has_val ? argv[*i + 1] : NULL;
+    int b = cli_backends_arg(&cl->backends, cmd, argc, argv, i);
+    if (b)
+        return b;
 #define NEED(what)                                          \
     do {                                                    \
         if (!has_val) {                                     \
@@ -18,7 +21,7 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         ++*i;                                               \
     } while (0)
     if (!strcmp(a, "--target")) {
-        NEED("a target name (htp, gpu, lpai, cpu)");
+        NEED("a target name (htp, gpu, lpai, cpu, or a loaded backend's)");
         cl->target_name = val;
     } else if (!strcmp(a, "--target-file")) {
         NEED("a JSON profile");
@@ -80,6 +83,8 @@ bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
         cli_usage_error(cmd, "give --target or --target-file, not both");
         return false;
     }
+    if (!cli_backends_load(ctx, &cl->backends, cmd))
+        return false;
     carve_status s = cl->target_file ? carve_target_load_file(ctx, cl->target_file, &cl->target)
                                      : carve_target_builtin(ctx, cl->target_name, &cl->target);
     if (s) {
@@ -131,6 +136,8 @@ void cli_lower_free(cli_lower *cl)
 const char *cli_lower_help =
     "  --target NAME           a built-in target: htp, gpu, lpai (cpu: everything on CPU)\n"
     "  --target-file FILE      a target profile of your own (docs/targets.md)\n"
+    "  --backend-lib PATH      load a backend from a shared object (docs/backends.md); a target\n"
+    "                          named like it uses it, with the profile it brings (repeatable)\n"
     "  --cpu-profile P         the CPU fallback's ops: core (default), full, or a JSON profile\n"
     "  --cpu-nodes A,B,...     keep these nodes on CPU (names as in the input model;\n"
     "                          'carve inspect --nodes' lists them); their pieces stay on CPU too\n"

@@ -10,6 +10,7 @@ typedef struct cli_lower {
     size_t n_cpu_nodes, n_cpu_ops;
     carve_lower_opts opts;
     carve_target *target, *cpu;
+    cli_backends backends;
 } cli_lower;
 
 /* 1 taken, 0 not ours, -1 usage error (printed). */

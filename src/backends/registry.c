@@ -192,9 +192,11 @@ carve_status carve_backend_load(carve_ctx *ctx, const char *path, const carve_ba
     }
     char why[512] = "";
     if (b->is_available && !b->is_available(b->user, why, sizeof why)) {
+        /* the message first: b lives in the object */
+        cv_error(ctx, CARVE_ERR_UNSUPPORTED, "backend library %s: backend '%s' is not available: %s", path, b->name,
+                 why[0] ? why : "(no reason given)");
         dlclose(dl);
-        return cv_error(ctx, CARVE_ERR_UNSUPPORTED, "backend library %s: backend '%s' is not available: %s", path,
-                        b->name, why[0] ? why : "(no reason given)");
+        return CARVE_ERR_UNSUPPORTED;
     }
     carve_status s = add(ctx, b, dl);
     if (s) {

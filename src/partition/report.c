@@ -269,6 +269,10 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     jkv_str(&w, "profile_hash", hash);
     snprintf(hash, sizeof hash, "%016llx", (unsigned long long)lw->cpu->hash);
     jkv_str(&w, "cpu_profile_hash", hash);
+    if (lw->b) {
+        jkv_str(&w, "backend", lw->b->name);
+        jkv_str(&w, "backend_version", lw->b->version ? lw->b->version : "");
+    }
     jclose(&w, '}');
     uint32_t delegated = 0, on_cpu = 0, decomposed = 0, folded = 0;
     uint32_t reasons[CV_R_COUNT] = {0};
@@ -369,6 +373,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     folding(&w, lw);
     recomposed(&w, lw);
     jkv_num(&w, "rounds", lw->rounds);
+    jkv_num(&w, "compile_rounds", lw->compile_rounds);
     jkey(&w, "time_ms");
     jopen(&w, '{');
     jkv_num(&w, "folding", lw->ms_fold);
@@ -408,6 +413,9 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     if (n_enc && k < 4000)
         k += (size_t)snprintf(sum + k, 4096 - k, "encodings: %u quantized values in %u Delegate%s\n", n_enc,
                               n_enc_parts, n_enc_parts == 1 ? "" : "s");
+    if (lw->compile_rounds > 1 && k < 4000)
+        k += (size_t)snprintf(sum + k, 4096 - k, "backend %s refused partitions: lowered %u times\n", lw->b->name,
+                              lw->compile_rounds);
     for (int c = 1; c < CV_R_COUNT && k < 4000; c++)
         if (reasons[c])
             k += (size_t)snprintf(sum + k, 4096 - k, "  cpu: %u %s\n", reasons[c], cv_reason_code((cv_reason)c));
