@@ -122,7 +122,9 @@ int cmd_targets(int argc, char **argv)
                "(`uint8_to_float_cast_nonzero_is_one`, `int32_wraps`, `refuse_int64`), and `ops`: op name -> "
                "constraints (`since`, `until`, `dtypes`, `max_rank`, `max_outputs`, `last_axis`, `attrs`: "
                "attribute -> allowed values), or a list of such rows for ops whose behaviour changed across "
-               "opsets. A CPU profile instead has `cpu_profile` (`core` or `full`), `cpu_add` and `cpu_remove`.\n");
+               "opsets. A CPU profile instead has `cpu_profile` (`core` or `full`), `cpu_add` and `cpu_remove`. "
+               "`backend` names the backend that answers capability and compiles the partitions (default: a "
+               "backend registered under the target's name, else `reference`, the simulator; docs/backends.md).\n");
     int rc = EXIT_OK;
     for (int i = 0; cv_builtin_target_names[i]; i++) {
         carve_target *t = NULL;
