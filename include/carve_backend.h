@@ -2,12 +2,12 @@
  * carve_backend.h: the interface accelerator libraries and vendor SDKs
  * implement to take partitions from carve.
  *
- * A target is a profile (the JSON rules of the profiles under targets/: dtypes, ranks,
- * kept-whole ops, legalizations, the no-runtime-input rule ...) plus a
- * backend that answers capability per node, compiles the partitions it
- * accepts and runs them. The built-in targets htp, gpu and lpai use the
- * reference simulator ("reference") as their backend; "onednn" is a real
- * one (oneDNN). A backend is either built in or loaded from a shared object
+ * A target is a profile (the JSON rules of targets/, docs/targets.md:
+ * dtypes, ranks, kept-whole ops, legalizations, the no-runtime-input rule
+ * ...) plus a backend that answers capability per node, compiles the
+ * partitions it accepts and runs them. The built-in targets htp, gpu and
+ * lpai use the reference simulator ("reference") as their backend;
+ * "onednn" is a real one (oneDNN). A backend is either built in or loaded from a shared object
  * (carve_backend_load) that exports CARVE_BACKEND_ENTRY_SYMBOL.
  *
  * Life cycle, as in ExecuTorch's backend interface and onnxruntime's
@@ -66,9 +66,11 @@ typedef struct carve_backend_partition {
     /* The target's name and the Delegate node's name (for messages). */
     const char *target;
     const char *name;
-    /* The target's profile as loaded (carve_target_name ...), or NULL when
-     * the caller did not load it (a model run without a target): a backend
-     * that needs the profile then loads the built-in one named target. */
+    /* The profile the caller lowers or runs with, or NULL (a model run
+     * without one). At run time it may be another target's (a model may
+     * hold Delegates of several): compare carve_target_name() with target;
+     * a backend that needs the profile otherwise loads the built-in one
+     * named target (carve_target_builtin). */
     const carve_target *profile;
 } carve_backend_partition;
 
