@@ -110,6 +110,18 @@ void cv_unit_inner(const carve_model *m, carve_graph_id g, const uint32_t *pos, 
  * supported when all its nodes are; callers make them agree). */
 uint32_t cv_partition_units(const cv_dag *d, const uint32_t *unit_of, uint32_t n_units, uint32_t *part);
 
+/* ================================================================ priority.c */
+
+/* Several targets in priority order: take[t][i] says whether target t may
+ * take node i (d->supported is not read). Target t's partitions are the
+ * levels of the nodes it takes and no earlier target placed, on the graph
+ * with the earlier partitions contracted (and the units of unit_of, which
+ * may be NULL: n_units == d->n). part[i] gets the partition (numbered
+ * target by target), tgt[i] its target, CARVE_NONE for both on CPU.
+ * Returns the partition count, CARVE_NONE on NOMEM. */
+uint32_t cv_partition_priority(const cv_dag *d, const uint32_t *unit_of, uint32_t n_units, uint32_t n_targets,
+                               const uint8_t *const *take, uint32_t *part, uint32_t *tgt);
+
 /* ================================================================ capability.c */
 
 /* Why a node is not delegated. The string codes are part of the report's
