@@ -443,6 +443,12 @@ carve_status carve_fold(carve_model *m, const carve_fold_opts *opts, carve_fold_
 
 /* ---------------------------------------------------------------- lowering */
 
+/* One entry of carve_lower_opts.skip_on. */
+typedef struct carve_skip_on {
+    const char *target;
+    const char *node;
+} carve_skip_on;
+
 typedef struct carve_lower_opts {
     /* The CPU fallback profile: which ops the CPU runtime has. NULL: the
      * core set (carve's built-in "cpu" profile). */
@@ -465,6 +471,10 @@ typedef struct carve_lower_opts {
      * them into the ops the target lists (LayerNormalization, Gelu,
      * HardSwish; docs/recompose.md); never a node named in cpu_nodes. */
     bool no_recompose;
+    /* Per-target skip lists: node `node` (as in the input model) is not
+     * placed on target `target` (it may go to the next target). */
+    const struct carve_skip_on *skip_on;
+    size_t n_skip_on;
 } carve_lower_opts;
 
 /* What lowering did: where each node of the input model went and why. */
@@ -478,6 +488,13 @@ typedef struct carve_report carve_report;
  * model verifies afterwards; on error it is left unchanged only up to the
  * failing round, so callers should discard it. *report may be NULL. */
 carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lower_opts *opts, carve_report **report);
+/* Lowers m for several targets in priority order (1 to 8): each node goes
+ * to the first target that takes it, then the next, then the CPU; each
+ * target's rules hold for its own partitions, to one joint fixed point
+ * (docs/targets.md, "Several targets"). A CPU profile cannot be listed.
+ * carve_lower(m, t, ...) is carve_lower_targets(m, &t, 1, ...). */
+carve_status carve_lower_targets(carve_model *m, const carve_target *const *targets, size_t n_targets,
+                                 const carve_lower_opts *opts, carve_report **report);
 /* The report as JSON (docs/report.md); valid while the report lives. */
 const char *carve_report_json(carve_report *r);
 /* A few lines for humans: nodes delegated, partitions, rounds, reasons. */

@@ -14,9 +14,9 @@
 
 #include <string.h>
 
-cv_reason cv_backend_verdict(cv_lower *lw, carve_node_id n, const char **msg)
+cv_reason cv_backend_verdict(cv_lower *lw, uint32_t ti, carve_node_id n, const char **msg)
 {
-    const carve_backend *b = lw->b;
+    const carve_backend *b = lw->bs[ti];
     *msg = NULL;
     if (!b || !b->supports_node)
         return CV_R_NONE;
@@ -33,11 +33,26 @@ cv_reason cv_backend_verdict(cv_lower *lw, carve_node_id n, const char **msg)
     return r;
 }
 
-const char *cv_backend_refused(const cv_lower *lw, carve_node_id n)
+/* Refusals are kept by "<target>\x1f<node>": a node one target refused
+ * may go to the next. */
+static const char *refusal_key(char *buf, size_t sz, const char *target, const char *node)
+{
+    size_t a = strlen(target), b = strlen(node);
+    if (a + b + 2 > sz)
+        return NULL;
+    memcpy(buf, target, a);
+    buf[a] = 0x1f;
+    memcpy(buf + a + 1, node, b + 1);
+    return buf;
+}
+
+const char *cv_backend_refused(const cv_lower *lw, uint32_t ti, carve_node_id n)
 {
     if (!lw->refused || !lw->refused->n)
         return NULL;
-    uint32_t i = cv_strmap_get(&lw->refused->names, lw->m->nodes[n].name);
+    char buf[1024];
+    const char *key = refusal_key(buf, sizeof buf, lw->ts[ti]->name, lw->m->nodes[n].name);
+    uint32_t i = key ? cv_strmap_get(&lw->refused->names, key) : CARVE_NONE;
     return i == CARVE_NONE ? NULL : lw->refused->msgs[i];
 }
 
@@ -95,7 +110,6 @@ static bool add_refused(cv_refused *r, const char *name, const char *msg, bool *
 carve_status cv_backend_compile_all(cv_lower *lw, bool *more)
 {
     carve_model *m = lw->m;
-    const carve_backend *b = lw->b;
     *more = false;
     carve_backend_refusal *r = cv_malloc(sizeof *r);
     if (!r)
@@ -106,8 +120,12 @@ carve_status cv_backend_compile_all(cv_lower *lw, bool *more)
         if (lp->delegate == CARVE_NONE)
             continue;
         const cv_node *dn = &m->nodes[lp->delegate];
+        const carve_target *t = lw->ts[lp->target];
+        const carve_backend *b = lw->bs[lp->target];
+        if (!b || !strcmp(b->name, "reference"))
+            continue; /* the simulator compiles everything its profile took */
         carve_backend_partition p = {m, cv_attr_g(m, lp->delegate, "body"), cv_attr_s(m, lp->delegate, "encodings", NULL),
-                                     lw->t->name, dn->name, lw->t};
+                                     t->name, dn->name, t};
         memset(r, 0, sizeof r->message + sizeof r->n_nodes);
         void *h = NULL;
         carve_status s = b->compile(b->user, &p, &h, r);
@@ -138,14 +156,19 @@ carve_status cv_backend_compile_all(cv_lower *lw, bool *more)
             if (!mine)
                 continue;
             named = true;
-            if (!add_refused(lw->refused, m->nodes[id].name, msg, &added)) {
+            char key[1024];
+            if (!refusal_key(key, sizeof key, t->name, m->nodes[id].name) ||
+                !add_refused(lw->refused, key, msg, &added)) {
                 st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
                 break;
             }
         }
-        for (uint32_t q = 0; !named && !st && q < lp->nodes.n; q++)
-            if (!add_refused(lw->refused, m->nodes[lp->nodes.v[q]].name, msg, &added))
+        for (uint32_t q = 0; !named && !st && q < lp->nodes.n; q++) {
+            char key[1024];
+            if (!refusal_key(key, sizeof key, t->name, m->nodes[lp->nodes.v[q]].name) ||
+                !add_refused(lw->refused, key, msg, &added))
                 st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+        }
         if (!st && !added)
             st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
                           "Delegate '%s': backend '%s' refused it again, naming only nodes it refused before (a "

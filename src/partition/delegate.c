@@ -171,14 +171,16 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         d->remap[lp->outputs.v[i]] = CARVE_NONE;
     if (st)
         return st;
-    if ((st = carve_node_set_attr_string(m, dn, "target", lw->t->name)) ||
+    const carve_target *t = lw->ts[lp->target];
+    const carve_backend *b = lw->bs[lp->target];
+    if ((st = carve_node_set_attr_string(m, dn, "target", t->name)) ||
         (st = carve_node_set_attr_graph(m, dn, "body", body)))
         return st;
     /* the backend that runs it (src/runtime/delegate.c finds it by name) */
-    if (lw->b && ((st = carve_node_set_attr_string(m, dn, "backend", lw->b->name)) ||
-                  (st = carve_node_set_attr_string(m, dn, "backend_version", lw->b->version ? lw->b->version : ""))))
+    if (b && ((st = carve_node_set_attr_string(m, dn, "backend", b->name)) ||
+              (st = carve_node_set_attr_string(m, dn, "backend_version", b->version ? b->version : ""))))
         return st;
-    if ((st = cv_legalize_body(lw, dn, body)))
+    if ((st = cv_legalize_body(lw, t, dn, body)))
         return st;
     return cv_delegate_encodings(lw, lp, body);
 }
@@ -210,7 +212,10 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
     for (uint32_t i = 0; i < gr->nodes.n; i++) {
         carve_node_id id = gr->nodes.v[i];
         uint32_t p = lw->ln[id].part;
-        if (p != CARVE_NONE && !cv_ids_push(&mine[p].nodes, id))
+        if (p == CARVE_NONE)
+            continue;
+        mine[p].target = lw->ln[id].target;
+        if (!cv_ids_push(&mine[p].nodes, id))
             return nomem(m);
     }
     dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),

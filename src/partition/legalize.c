@@ -102,7 +102,7 @@ static bool vmap_apply(carve_model *m, carve_graph_id body, uint32_t n_nodes, vm
     return true;
 }
 
-static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_id body)
+static carve_status int64_to_int32(cv_lower *lw, const carve_target *tg, carve_node_id dn, carve_graph_id body)
 {
     carve_model *m = lw->m;
     cv_graph *g = &m->graphs[body];
@@ -171,7 +171,7 @@ static carve_status int64_to_int32(cv_lower *lw, carve_node_id dn, carve_graph_i
                 int64_t q;
                 memcpy(&q, (const int64_t *)t->data + e, sizeof q);
                 if (q > INT32_MAX || q < INT32_MIN) {
-                    if (!(slice && (k == 1 || k == 2) && lw->t->lg_clamp_slice &&
+                    if (!(slice && (k == 1 || k == 2) && tg->lg_clamp_slice &&
                           !(lw->o && (lw->o->disable_legalize & 4)))) {
                         /* without the clamp, the value wraps as HTP would */
                         d32[e] = (int32_t)(uint32_t)(uint64_t)q;
@@ -308,14 +308,14 @@ static carve_status uint8_cast(cv_lower *lw, carve_graph_id body)
     return CARVE_OK;
 }
 
-carve_status cv_legalize_body(cv_lower *lw, carve_node_id dn, carve_graph_id body)
+carve_status cv_legalize_body(cv_lower *lw, const carve_target *t, carve_node_id dn, carve_graph_id body)
 {
     uint32_t off = lw->o ? lw->o->disable_legalize : 0;
     carve_status st = CARVE_OK;
-    if (lw->t->lg_u8cast && !(off & 2))
+    if (t->lg_u8cast && !(off & 2))
         st = uint8_cast(lw, body);
-    if (!st && lw->t->lg_int64 && !(off & 1))
-        st = int64_to_int32(lw, dn, body);
+    if (!st && t->lg_int64 && !(off & 1))
+        st = int64_to_int32(lw, t, dn, body);
     if (!st)
         st = cv_topo_sort(lw->m, body);
     return st;

@@ -38,6 +38,13 @@ static bool grow_ln(cv_lower *lw)
     cv_lnode *ln = cv_realloc(lw->ln, cap * sizeof *ln);
     if (!ln)
         return false;
+    lw->ln = ln;
+    cv_treason *tr = cv_realloc(lw->tr, (size_t)cap * lw->n_t * sizeof *tr);
+    if (!tr)
+        return false;
+    lw->tr = tr;
+    for (size_t i = (size_t)lw->cap * lw->n_t; i < (size_t)cap * lw->n_t; i++)
+        tr[i] = (cv_treason){CV_R_NONE, NULL};
     memset(ln + lw->cap, 0, (cap - lw->cap) * sizeof *ln);
     for (uint32_t i = lw->cap; i < cap; i++) {
         ln[i].part = CARVE_NONE;
@@ -99,15 +106,15 @@ static carve_value_id int64_io(const carve_model *m, const cv_node *n)
  * all. On a target with int64 only through int32 that is any node with an
  * int64 value: legalization rewrites a Delegate's own body, not the bodies
  * nested in it (and Loop's trip count is int64 by definition). */
-static carve_node_id body_refusal(cv_lower *lw, carve_node_id id, char *msg, size_t msgsz)
+static carve_node_id body_refusal(cv_lower *lw, const carve_target *t, carve_node_id id, char *msg, size_t msgsz)
 {
     carve_model *m = lw->m;
     const cv_node *n = &m->nodes[id];
-    carve_value_id i64 = lw->t->int64_as_int32 ? int64_io(m, n) : CARVE_NONE;
+    carve_value_id i64 = t->int64_as_int32 ? int64_io(m, n) : CARVE_NONE;
     if (i64 != CARVE_NONE) {
         snprintf(msg, msgsz,
                  "int64 value '%s': %s has int64 only through int32, which carve does not apply inside control flow",
-                 m->values[i64].name, lw->t->name);
+                 m->values[i64].name, t->name);
         return id;
     }
     for (uint32_t j = 0; j < n->n_attr; j++) {
@@ -117,13 +124,13 @@ static carve_node_id body_refusal(cv_lower *lw, carve_node_id id, char *msg, siz
             const cv_graph *b = &m->graphs[a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k]];
             for (uint32_t i = 0; i < b->nodes.n; i++) {
                 carve_node_id c = b->nodes.v[i];
-                cv_reason r = lw->ln[c].sticky ? lw->ln[c].sticky : cv_capable(m, c, lw->t, NULL, msg, msgsz);
+                cv_reason r = lw->ln[c].sticky ? lw->ln[c].sticky : cv_capable(m, c, t, NULL, msg, msgsz);
                 if (r) {
                     if (lw->ln[c].sticky)
                         snprintf(msg, msgsz, "%s", lw->ln[c].msg ? lw->ln[c].msg : "");
                     return c;
                 }
-                carve_node_id deeper = body_refusal(lw, c, msg, msgsz);
+                carve_node_id deeper = body_refusal(lw, t, c, msg, msgsz);
                 if (deeper != CARVE_NONE)
                     return deeper;
             }
@@ -146,9 +153,11 @@ static bool taken_whole(const cv_lower *lw, carve_graph_id g)
     return false;
 }
 
-/* A QDQ node unit is placed as one: when one of its nodes cannot be
- * delegated, the others go to CPU with it (reason node_unit, naming it). */
-static bool unit_verdicts(cv_lower *lw, carve_graph_id g, const uint32_t *unit_of, uint32_t n_units, uint8_t *sup)
+/* A QDQ node unit is placed as one: when target ti cannot take one of its
+ * nodes, it takes none of them (reason node_unit, naming that node). sup:
+ * what ti takes, by position in g; tr: ti's verdicts, by node id. */
+static bool unit_verdicts(cv_lower *lw, uint32_t ti, carve_graph_id g, const uint32_t *unit_of, uint32_t n_units,
+                          uint8_t *sup)
 {
     carve_model *m = lw->m;
     const cv_graph *gr = &m->graphs[g];
@@ -165,22 +174,71 @@ static bool unit_verdicts(cv_lower *lw, carve_graph_id g, const uint32_t *unit_o
         if (!sup[i] || f == CARVE_NONE)
             continue;
         carve_node_id fid = gr->nodes.v[f];
-        cv_lnode *l = &lw->ln[gr->nodes.v[i]];
+        cv_treason *l = &lw->tr[(size_t)gr->nodes.v[i] * lw->n_t + ti];
         sup[i] = 0;
         l->reason = CV_R_NODE_UNIT;
         l->msg = cv_arena_printf(&m->arena, "its QDQ node unit goes to CPU with '%s' (%s): %s", m->nodes[fid].name,
-                                 m->nodes[fid].op, cv_reason_code(lw->ln[fid].reason));
+                                 m->nodes[fid].op, cv_reason_code(lw->tr[(size_t)fid * lw->n_t + ti].reason));
     }
     cv_free(first_cpu);
     return !cv_model_nomem(m);
 }
 
-/* Partitions graph g for this round: verdicts, levels, refusals. */
+/* Target ti's verdict on node id (position i of its graph): sticky marks
+ * (skip lists) and --skip-on first, then a compile refusal of an earlier
+ * round, the profile (capability.c, control flow taken whole) and the
+ * backend. */
+static cv_reason verdict(cv_lower *lw, uint32_t ti, carve_node_id id, const cv_unit_inner_mask *inner,
+                         const char **out)
+{
+    carve_model *m = lw->m;
+    const carve_target *t = lw->ts[ti];
+    const cv_lnode *l = &lw->ln[id];
+    char msg[512];
+    *out = NULL;
+    if (l->sticky) {
+        *out = l->msg;
+        return l->sticky;
+    }
+    if (l->skip_on & (1u << ti)) {
+        *out = cv_arena_printf(&m->arena, "named in --skip-on %s", t->name);
+        return CV_R_SKIPPED_BY_USER;
+    }
+    const char *refused = cv_backend_refused(lw, ti, id);
+    if (refused) {
+        *out = amsg(lw, refused);
+        return CV_R_BACKEND_REFUSED;
+    }
+    cv_reason r = cv_capable(m, id, t, t->qdq_units ? inner : NULL, msg, sizeof msg);
+    *out = r ? amsg(lw, msg) : NULL;
+    const cv_op_def *def = r ? NULL : cv_op_for_node(m, id);
+    if (def && (def->flags & CV_OP_CONTROL)) { /* the target takes control flow whole */
+        char why[400];
+        carve_node_id c = body_refusal(lw, t, id, why, sizeof why);
+        if (c == id) {
+            r = CV_R_CONTROL_FLOW;
+            *out = cv_arena_printf(&m->arena, "%s takes control flow only whole, and not this node: %s", t->name, why);
+        } else if (c != CARVE_NONE) {
+            r = CV_R_CONTROL_FLOW;
+            *out = cv_arena_printf(&m->arena, "%s takes control flow only whole, and its body has '%s' (%s): %s",
+                                   t->name, m->nodes[c].name, m->nodes[c].op, why);
+        }
+    }
+    if (r == CV_R_NONE) /* the profile takes it: now the backend */
+        r = cv_backend_verdict(lw, ti, id, out);
+    return r;
+}
+
+/* Partitions graph g for this round: every target's verdicts, partitions
+ * for the targets in priority order (priority.c), then each partition's
+ * target rules (no runtime input, too small): a refused partition's nodes
+ * go to the next target that takes them, or the CPU, and partitions are
+ * recomputed until every partition stands. */
 static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
 {
     carve_model *m = lw->m;
     cv_graph *gr = &m->graphs[g];
-    uint32_t n = gr->nodes.n;
+    uint32_t n = gr->nodes.n, nt = lw->n_t;
     if (n == 0)
         return CARVE_OK;
     if (taken_whole(lw, g)) {
@@ -192,14 +250,14 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     }
     uint32_t *pos = cv_model_scratch(m);
     uint32_t *pred_start = cv_malloc(((size_t)n + 1) * sizeof *pred_start);
-    uint8_t *sup = cv_malloc(n), *rr = cv_malloc(n);
-    uint32_t *part = cv_malloc((size_t)n * sizeof *part);
+    uint8_t *take = cv_malloc((size_t)n * nt + 1), *rr = cv_malloc(n);
+    uint32_t *part = cv_malloc((size_t)n * sizeof *part), *tgt = cv_malloc((size_t)n * sizeof *tgt);
     uint32_t *psize = NULL, *unit_of = NULL;
     cv_unit_inner_mask *inner = NULL;
     uint8_t *prun = NULL;
     cv_ids preds = {0}, reads = {0};
     carve_status st = CARVE_OK;
-    if (!pos || !pred_start || !sup || !rr || !part) {
+    if (!pos || !pred_start || !take || !rr || !part || !tgt) {
         st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
         goto done;
     }
@@ -208,7 +266,10 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
     /* QDQ node units first: inside a unit the float values stand for
      * quantized ones, which capability checks at the unit's edges */
     uint32_t n_units = n;
-    if (lw->t->qdq_units) {
+    bool any_units = false;
+    for (uint32_t ti = 0; ti < nt; ti++)
+        any_units = any_units || lw->ts[ti]->qdq_units;
+    if (any_units) {
         unit_of = cv_malloc(((size_t)n + 1) * sizeof *unit_of);
         inner = cv_malloc(((size_t)n + 1) * sizeof *inner);
         if (!unit_of || !inner) {
@@ -219,38 +280,14 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
             goto done;
         cv_unit_inner(m, g, pos, unit_of, n_units < n, inner);
     }
-    char msg[512];
     for (uint32_t i = 0; i < n; i++) {
         carve_node_id id = gr->nodes.v[i];
-        cv_lnode *l = &lw->ln[id];
-        l->part = CARVE_NONE;
-        const char *refused = l->sticky ? NULL : cv_backend_refused(lw, id);
-        if (l->sticky) {
-            l->reason = l->sticky;
-        } else if (refused) {
-            l->reason = CV_R_BACKEND_REFUSED;
-            l->msg = amsg(lw, refused);
-        } else {
-            l->reason = cv_capable(m, id, lw->t, inner ? &inner[i] : NULL, msg, sizeof msg);
-            l->msg = l->reason ? amsg(lw, msg) : NULL;
-            const cv_op_def *def = l->reason ? NULL : cv_op_for_node(m, id);
-            if (def && (def->flags & CV_OP_CONTROL)) { /* the target takes control flow whole */
-                char why[400];
-                carve_node_id c = body_refusal(lw, id, why, sizeof why);
-                if (c == id) {
-                    l->reason = CV_R_CONTROL_FLOW;
-                    l->msg = cv_arena_printf(&m->arena, "%s takes control flow only whole, and not this node: %s",
-                                             lw->t->name, why);
-                } else if (c != CARVE_NONE) {
-                    l->reason = CV_R_CONTROL_FLOW;
-                    l->msg = cv_arena_printf(&m->arena, "%s takes control flow only whole, and its body has '%s' (%s): %s",
-                                             lw->t->name, m->nodes[c].name, m->nodes[c].op, why);
-                }
-            }
-            if (l->reason == CV_R_NONE) /* the profile takes it: now the backend */
-                l->reason = cv_backend_verdict(lw, id, &l->msg);
+        lw->ln[id].part = CARVE_NONE;
+        for (uint32_t ti = 0; ti < nt; ti++) {
+            cv_treason *r = &lw->tr[(size_t)id * nt + ti];
+            r->reason = verdict(lw, ti, id, inner ? &inner[i] : NULL, &r->msg);
+            take[(size_t)ti * n + i] = r->reason == CV_R_NONE;
         }
-        sup[i] = l->reason == CV_R_NONE;
         pred_start[i] = preds.n;
         if (!node_reads(m, id, &reads)) {
             st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
@@ -271,13 +308,21 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         }
     }
     pred_start[n] = preds.n;
-    if (n_units < n && !unit_verdicts(lw, g, unit_of, n_units, sup)) {
-        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
-        goto done;
+    const uint32_t *units[CV_MAX_TARGETS];
+    const uint8_t *takes[CV_MAX_TARGETS];
+    for (uint32_t ti = 0; ti < nt; ti++) {
+        bool mine = lw->ts[ti]->qdq_units && n_units < n;
+        units[ti] = mine ? unit_of : NULL;
+        takes[ti] = take + (size_t)ti * n;
+        if (mine && !unit_verdicts(lw, ti, g, unit_of, n_units, take + (size_t)ti * n)) {
+            st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
+            goto done;
+        }
     }
-    cv_dag dag = {n, pred_start, preds.v, sup, rr};
+    cv_dag dag = {n, pred_start, preds.v, NULL, rr};
+    char msg[512];
     for (;;) {
-        uint32_t count = n_units < n ? cv_partition_units(&dag, unit_of, n_units, part) : cv_partition_levels(&dag, part);
+        uint32_t count = cv_partition_priority(&dag, units, n_units, nt, takes, part, tgt);
         if (count == CARVE_NONE) {
             st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
             goto done;
@@ -307,16 +352,17 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
             uint32_t p = part[i];
             if (p == CARVE_NONE)
                 continue;
-            cv_lnode *l = &lw->ln[gr->nodes.v[i]];
-            if (lw->t->refuses_const && !prun[p]) {
-                sup[i] = 0;
+            uint32_t ti = tgt[i];
+            cv_treason *l = &lw->tr[(size_t)gr->nodes.v[i] * nt + ti];
+            if (lw->ts[ti]->refuses_const && !prun[p]) {
+                take[(size_t)ti * n + i] = 0;
                 l->reason = CV_R_NO_RUNTIME_INPUT;
                 l->msg = amsg(lw, psize[p] == 1 ? "its partition would read no runtime value (only constants)"
                                                 : "its partition would read no runtime value (only constants); "
                                                   "the target refuses such partitions");
                 refused = true;
             } else if (lw->o && lw->o->min_partition_nodes > 1 && psize[p] < lw->o->min_partition_nodes) {
-                sup[i] = 0;
+                take[(size_t)ti * n + i] = 0;
                 l->reason = CV_R_SMALL_PARTITION;
                 snprintf(msg, sizeof msg, "its partition would have %u node%s, fewer than --min-partition-nodes %u",
                          psize[p], psize[p] == 1 ? "" : "s", lw->o->min_partition_nodes);
@@ -327,15 +373,25 @@ static carve_status partition_graph(cv_lower *lw, carve_graph_id g)
         if (!refused)
             break;
     }
-    for (uint32_t i = 0; i < n; i++)
-        lw->ln[gr->nodes.v[i]].part = part[i];
+    /* a node on CPU carries the first target's reason (the report lists
+     * every target's) */
+    for (uint32_t i = 0; i < n; i++) {
+        carve_node_id id = gr->nodes.v[i];
+        cv_lnode *l = &lw->ln[id];
+        l->part = part[i];
+        l->target = (uint8_t)(part[i] == CARVE_NONE ? 0 : tgt[i]);
+        const cv_treason *r = &lw->tr[(size_t)id * nt + (part[i] == CARVE_NONE ? 0 : tgt[i])];
+        l->reason = part[i] == CARVE_NONE ? r->reason : CV_R_NONE;
+        l->msg = part[i] == CARVE_NONE ? r->msg : NULL;
+    }
 done:
     cv_free(unit_of);
     cv_free(inner);
     cv_free(pred_start);
-    cv_free(sup);
+    cv_free(take);
     cv_free(rr);
     cv_free(part);
+    cv_free(tgt);
     cv_free(psize);
     cv_free(prun);
     cv_ids_free(&preds);
@@ -395,6 +451,7 @@ static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *change
         for (uint32_t k = 0; k < n->n_in && !deq; k++)
             deq = n->in[k] != CARVE_NONE && is_dequantized(m, n->in[k]);
         cv_reason sticky = l->sticky;
+        uint8_t skip_on = l->skip_on;
         const char *sticky_msg = l->sticky ? l->msg : NULL;
         carve_node_id origin = l->origin;
         uint32_t before = m->n_nodes, cnt = 0;
@@ -408,6 +465,7 @@ static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *change
         lw->n_decomposed++;
         for (uint32_t p = before; p < m->n_nodes; p++) {
             lw->ln[p].origin = origin;
+            lw->ln[p].skip_on = skip_on;
             if (sticky) {
                 lw->ln[p].sticky = sticky;
                 lw->ln[p].msg = sticky_msg;
@@ -440,6 +498,20 @@ static carve_status apply_skip_lists(cv_lower *lw)
         lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
         lw->ln[id].msg = amsg(lw, "named in --cpu-nodes");
     }
+    for (size_t i = 0; i < o->n_skip_on; i++) {
+        const carve_skip_on *k = &o->skip_on[i];
+        uint32_t ti = 0;
+        while (ti < lw->n_t && strcmp(lw->ts[ti]->name, k->target))
+            ti++;
+        if (ti == lw->n_t)
+            return cv_error(m->ctx, CARVE_ERR_ARG, "skip list: '%s' is not one of the targets of this lowering",
+                            k->target);
+        carve_node_id id = carve_model_find_node(m, k->node);
+        if (id == CARVE_NONE || id >= lw->n_orig)
+            return cv_error(m->ctx, CARVE_ERR_ARG, "skip list for %s: the model has no node named '%s'", k->target,
+                            k->node);
+        lw->ln[id].skip_on |= (uint8_t)(1u << ti);
+    }
     for (size_t i = 0; i < o->n_cpu_ops; i++)
         for (uint32_t id = 0; id < lw->n_orig; id++)
             if (!strcmp(m->nodes[id].op, o->cpu_ops[i])) {
@@ -455,7 +527,10 @@ static carve_status apply_skip_lists(cv_lower *lw)
 static bool target_lists(const char *op, void *user)
 {
     const cv_lower *lw = user;
-    return cv_target_find_op(lw->t, op) != NULL;
+    for (uint32_t ti = 0; ti < lw->n_t; ti++)
+        if (cv_target_find_op(lw->ts[ti], op))
+            return true;
+    return false;
 }
 
 static bool skipped(carve_node_id n, void *user)
@@ -486,6 +561,10 @@ static carve_status fold(cv_lower *lw)
         carve_node_id src = fn->from != CARVE_NONE ? fn->from : id;
         if (id >= lw->n_orig && fn->from != CARVE_NONE)
             lw->ln[id].origin = lw->ln[fn->from].origin;
+        if (fn->fate == CV_FATE_REMOVED && fn->into != CARVE_NONE)
+            lw->ln[fn->into].skip_on |= lw->ln[id].skip_on;
+        if (src != id)
+            lw->ln[id].skip_on |= lw->ln[src].skip_on;
         if (fn->fate == CV_FATE_REMOVED && fn->into != CARVE_NONE && lw->ln[id].sticky && !lw->ln[fn->into].sticky) {
             lw->ln[fn->into].sticky = lw->ln[id].sticky;
             lw->ln[fn->into].msg = lw->ln[id].msg;
@@ -511,14 +590,18 @@ static carve_status fold(cv_lower *lw)
 /* One lowering of m, compile round `round`. *again: the backend refused
  * nodes that lw->refused now lists; the model must be restored and lowered
  * again. */
-static carve_status lower_once(carve_model *m, const carve_target *t, const carve_lower_opts *opts,
-                               const carve_backend *be, cv_refused *refused, uint32_t round, carve_report **report,
-                               bool *again)
+static carve_status lower_once(carve_model *m, const carve_target *const *ts, const carve_backend *const *bs,
+                               uint32_t nt, const carve_lower_opts *opts, cv_refused *refused, uint32_t round,
+                               carve_report **report, bool *again)
 {
     double t0 = now_ms();
     carve_target *own_cpu = NULL;
-    cv_lower lw = {.m = m, .t = t, .o = opts, .n_orig = m->n_nodes, .b = be, .refused = refused,
-                   .compile_rounds = round};
+    cv_lower lw = {.m = m, .t = ts[0], .o = opts, .n_orig = m->n_nodes, .b = bs[0], .refused = refused,
+                   .compile_rounds = round, .n_t = nt};
+    for (uint32_t i = 0; i < nt; i++) {
+        lw.ts[i] = ts[i];
+        lw.bs[i] = bs[i];
+    }
     lw.cpu = opts && opts->cpu ? opts->cpu : NULL;
     if (!lw.cpu) {
         carve_status s = carve_target_builtin(m->ctx, "cpu", &own_cpu);
@@ -533,13 +616,16 @@ static carve_status lower_once(carve_model *m, const carve_target *t, const carv
     }
     /* carve refuses a profile whose kept-whole op can neither run on the CPU
      * nor be decomposed: such an op would have no way to end on CPU. */
-    for (uint32_t i = 0; i < t->n_keep; i++) {
-        const cv_op_def *d = cv_op_find("", t->keep_whole[i], 1000);
-        if (!cv_cpu_has(lw.cpu, d, t->keep_whole[i]) && !(d && d->decompose)) {
-            st = cv_error(m->ctx, CARVE_ERR_INVALID,
-                          "target %s: kept-whole op %s is neither in the CPU profile nor composite", t->source,
-                          t->keep_whole[i]);
-            goto out;
+    for (uint32_t ti = 0; ti < nt; ti++) {
+        const carve_target *t = ts[ti];
+        for (uint32_t i = 0; i < t->n_keep; i++) {
+            const cv_op_def *d = cv_op_find("", t->keep_whole[i], 1000);
+            if (!cv_cpu_has(lw.cpu, d, t->keep_whole[i]) && !(d && d->decompose)) {
+                st = cv_error(m->ctx, CARVE_ERR_INVALID,
+                              "target %s: kept-whole op %s is neither in the CPU profile nor composite", t->source,
+                              t->keep_whole[i]);
+                goto out;
+            }
         }
     }
     if (!grow_ln(&lw)) {
@@ -591,6 +677,7 @@ static carve_status lower_once(carve_model *m, const carve_target *t, const carv
         }
         for (uint32_t i = 0; top != CARVE_NONE && i < m->graphs[g].nodes.n; i++) {
             lw.ln[m->graphs[g].nodes.v[i]].part = lw.ln[top].part;
+            lw.ln[m->graphs[g].nodes.v[i]].target = lw.ln[top].target;
             lw.ln[m->graphs[g].nodes.v[i]].delegate = lw.ln[top].delegate;
         }
     }
@@ -602,11 +689,9 @@ static carve_status lower_once(carve_model *m, const carve_target *t, const carv
         st = cv_error(m->ctx, st, "lowering produced an invalid model (a carve bug): %s", msg);
         goto out;
     }
-    /* the backend compiles each partition; a refusal is one more rule */
-    if (be && strcmp(be->name, "reference") && lw.n_parts) {
-        if ((st = cv_backend_compile_all(&lw, again)) || *again)
-            goto out;
-    }
+    /* the backends compile each partition; a refusal is one more rule */
+    if (lw.n_parts && ((st = cv_backend_compile_all(&lw, again)) || *again))
+        goto out;
     lw.ms_delegate = now_ms() - d0;
     lw.ms_total = now_ms() - t0;
     if (report)
@@ -620,6 +705,7 @@ out:
     }
     cv_free(lw.parts);
     cv_free(lw.ln);
+    cv_free(lw.tr);
     cv_free(lw.fates);
     cv_recomp_free(&lw.recomp);
     carve_target_free(own_cpu);
@@ -628,12 +714,34 @@ out:
 
 carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lower_opts *opts, carve_report **report)
 {
+    return carve_lower_targets(m, &t, 1, opts, report);
+}
+
+carve_status carve_lower_targets(carve_model *m, const carve_target *const *ts, size_t n_targets,
+                                 const carve_lower_opts *opts, carve_report **report)
+{
     if (report)
         *report = NULL;
-    const carve_backend *b = NULL;
-    if (!t->is_cpu) {
+    if (!m || !ts || n_targets == 0 || n_targets > CV_MAX_TARGETS)
+        return m ? cv_error(m->ctx, CARVE_ERR_ARG, "lowering takes 1 to %d targets, not %zu", CV_MAX_TARGETS,
+                            n_targets)
+                 : CARVE_ERR_ARG;
+    const carve_backend *bs[CV_MAX_TARGETS] = {0};
+    bool compiles = false;
+    for (size_t i = 0; i < n_targets; i++) {
+        const carve_target *t = ts[i];
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(ts[j]->name, t->name))
+                return cv_error(m->ctx, CARVE_ERR_ARG, "target %s is named twice in the priority list", t->name);
+        if (t->is_cpu) {
+            if (n_targets > 1)
+                return cv_error(m->ctx, CARVE_ERR_ARG,
+                                "target %s is a CPU profile: the CPU comes last by itself, it is not a target to list",
+                                t->name);
+            continue;
+        }
         const char *bname = carve_target_backend(m->ctx, t);
-        b = cv_ctx_backend(m->ctx, bname);
+        const carve_backend *b = cv_ctx_backend(m->ctx, bname);
         if (!b)
             return cv_error(m->ctx, CARVE_ERR_ARG,
                             "target %s: its backend '%s' is not registered ('carve targets' lists the backends; "
@@ -642,19 +750,21 @@ carve_status carve_lower(carve_model *m, const carve_target *t, const carve_lowe
         if (b->is_available && !b->is_available(b->user, why, sizeof why))
             return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "target %s: backend '%s' is not available here: %s",
                             t->name, b->name, why[0] ? why : "(no reason given)");
+        bs[i] = b;
+        compiles = compiles || strcmp(b->name, "reference");
     }
     /* A backend that compiles may refuse partitions: lowering then starts
      * again from the input model, kept as bytes (exact: saving and loading
-     * a model gives the same model), with the refused nodes on CPU. */
+     * a model gives the same model), with the refused nodes moved on. */
     void *snap = NULL;
     size_t snap_n = 0;
     carve_status st = CARVE_OK;
-    if (b && strcmp(b->name, "reference") && (st = carve_model_save_memory(m, &snap, &snap_n)))
+    if (compiles && (st = carve_model_save_memory(m, &snap, &snap_n)))
         return st;
     cv_refused refused = {0};
     for (uint32_t round = 1;; round++) {
         bool again = false;
-        st = lower_once(m, t, opts, b, &refused, round, report, &again);
+        st = lower_once(m, ts, bs, (uint32_t)n_targets, opts, &refused, round, report, &again);
         if (st || !again)
             break;
         carve_model *fresh = NULL;

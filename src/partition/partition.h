@@ -115,12 +115,13 @@ uint32_t cv_partition_units(const cv_dag *d, const uint32_t *unit_of, uint32_t n
 /* Several targets in priority order: take[t][i] says whether target t may
  * take node i (d->supported is not read). Target t's partitions are the
  * levels of the nodes it takes and no earlier target placed, on the graph
- * with the earlier partitions contracted (and the units of unit_of, which
- * may be NULL: n_units == d->n). part[i] gets the partition (numbered
+ * with the earlier partitions contracted, and with t's units contracted
+ * (unit_of[t][i] < n_units; unit_of or unit_of[t] NULL: none; a unit is
+ * taken when all its nodes are). part[i] gets the partition (numbered
  * target by target), tgt[i] its target, CARVE_NONE for both on CPU.
  * Returns the partition count, CARVE_NONE on NOMEM. */
-uint32_t cv_partition_priority(const cv_dag *d, const uint32_t *unit_of, uint32_t n_units, uint32_t n_targets,
-                               const uint8_t *const *take, uint32_t *part, uint32_t *tgt);
+uint32_t cv_partition_priority(const cv_dag *d, const uint32_t *const *unit_of, uint32_t n_units,
+                               uint32_t n_targets, const uint8_t *const *take, uint32_t *part, uint32_t *tgt);
 
 /* ================================================================ capability.c */
 
@@ -181,8 +182,19 @@ typedef struct cv_lnode {
     carve_node_id origin;   /* the input model's node it comes from */
     cv_reason sticky;       /* skip list / dequantized: holds across rounds */
     bool decomposed;
+    uint8_t target;         /* with part: the index of its target in cv_lower.ts */
+    uint8_t skip_on;        /* bit per target index: --skip-on names it for that target */
     carve_node_id delegate; /* the Delegate node holding it, after lowering */
 } cv_lnode;
+
+/* A target's verdict on a node (cv_lower.tr). */
+typedef struct cv_treason {
+    cv_reason reason;
+    const char *msg;        /* model arena */
+} cv_treason;
+
+/* Targets one lowering places nodes on, in priority order. */
+#define CV_MAX_TARGETS 8
 
 typedef struct cv_lpart {
     carve_graph_id graph;
@@ -190,6 +202,7 @@ typedef struct cv_lpart {
     carve_node_id delegate;
     cv_ids nodes, inputs, outputs; /* nodes in order; boundary values (outer ids) */
     cv_ids encoded;                /* body values its `encodings` attribute describes */
+    uint32_t target;               /* index in cv_lower.ts */
 } cv_lpart;
 
 /* Nodes the backend refused to compile (backend_rule.c), by name: they
@@ -202,8 +215,14 @@ typedef struct cv_refused {
 
 typedef struct cv_lower {
     carve_model *m;
+    /* The targets in priority order with their backends; t and b are the
+     * first of them. */
     const carve_target *t, *cpu;
-    const carve_backend *b;  /* the target's backend */
+    const carve_backend *b;
+    const carve_target *ts[CV_MAX_TARGETS];
+    const carve_backend *bs[CV_MAX_TARGETS];
+    uint32_t n_t;
+    cv_treason *tr;          /* by node id * n_t + target index: each target's verdict, last round */
     cv_refused *refused;
     uint32_t compile_rounds; /* lowerings the backend's compile saw (1: no refusal) */
     const carve_lower_opts *o;
@@ -227,9 +246,10 @@ typedef struct cv_lower {
 
 /* The backend's verdict on node n, which the profile accepted: CV_R_NONE,
  * or a reason with its message (model arena) in *msg. */
-cv_reason cv_backend_verdict(cv_lower *lw, carve_node_id n, const char **msg);
-/* The refusal recorded for node n in an earlier compile round, or NULL. */
-const char *cv_backend_refused(const cv_lower *lw, carve_node_id n);
+cv_reason cv_backend_verdict(cv_lower *lw, uint32_t ti, carve_node_id n, const char **msg);
+/* The refusal target ti's backend made of node n in an earlier compile
+ * round, or NULL. */
+const char *cv_backend_refused(const cv_lower *lw, uint32_t ti, carve_node_id n);
 /* Compiles every Delegate of the lowered model with the backend and
  * releases the handles. Refused nodes (all of a partition's when the
  * refusal names none) are added to lw->refused; *more tells whether any
@@ -258,7 +278,7 @@ carve_status cv_delegate_encodings(cv_lower *lw, cv_lpart *lp, carve_graph_id bo
  * them make int64). */
 bool cv_op_makes_int64(const char *op);
 /* Applies the target's legalizations to a Delegate body. */
-carve_status cv_legalize_body(cv_lower *lw, carve_node_id delegate, carve_graph_id body);
+carve_status cv_legalize_body(cv_lower *lw, const carve_target *t, carve_node_id delegate, carve_graph_id body);
 
 /* ================================================================ report.c */
 

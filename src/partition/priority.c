@@ -16,12 +16,14 @@
 
 #include <string.h>
 
-uint32_t cv_partition_priority(const cv_dag *d, const uint32_t *unit_of, uint32_t n_units, uint32_t n_targets,
-                               const uint8_t *const *take, uint32_t *part, uint32_t *tgt)
+uint32_t cv_partition_priority(const cv_dag *d, const uint32_t *const *unit_of, uint32_t n_units,
+                               uint32_t n_targets, const uint8_t *const *take, uint32_t *part, uint32_t *tgt)
 {
     uint32_t n = d->n;
     uint8_t *sup = cv_malloc((size_t)n + 1);
     uint32_t *uof = cv_malloc(((size_t)n + 1) * sizeof *uof);
+    if (n_units < n)
+        n_units = n; /* keys below n_units: units, or node positions for a target without units */
     uint32_t *dense = cv_malloc(((size_t)n_units + n + 1) * sizeof *dense);
     uint32_t *tpart = cv_malloc(((size_t)n + 1) * sizeof *tpart);
     uint32_t total = CARVE_NONE;
@@ -40,7 +42,7 @@ uint32_t cv_partition_priority(const cv_dag *d, const uint32_t *unit_of, uint32_
         for (uint32_t k = 0; k < n_units + total; k++)
             dense[k] = CARVE_NONE;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t key = part[i] != CARVE_NONE ? n_units + part[i] : unit_of ? unit_of[i] : i;
+            uint32_t key = part[i] != CARVE_NONE ? n_units + part[i] : unit_of && unit_of[t] ? unit_of[t][i] : i;
             if (dense[key] == CARVE_NONE)
                 dense[key] = nu++;
             uof[i] = dense[key];

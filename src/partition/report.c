@@ -124,6 +124,49 @@ static void reason(jw *w, const cv_lnode *l)
     jclose(w, '}');
 }
 
+/* With several targets: the target a delegated node is on, and every
+ * target before it (all of them for a node on CPU) with its reason. */
+static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
+{
+    if (lw->n_t < 2)
+        return;
+    const cv_lnode *l = &lw->ln[id];
+    uint32_t upto = l->part != CARVE_NONE ? l->target : lw->n_t;
+    if (l->part != CARVE_NONE)
+        jkv_str(w, "target", lw->ts[l->target]->name);
+    if (!upto)
+        return;
+    jkey(w, "refused_by");
+    jopen(w, '[');
+    for (uint32_t ti = 0; ti < upto; ti++) {
+        const cv_treason *r = &lw->tr[(size_t)id * lw->n_t + ti];
+        jsep(w);
+        jopen(w, '{');
+        jkv_str(w, "target", lw->ts[ti]->name);
+        jkv_str(w, "code", cv_reason_code(r->reason));
+        jkv_str(w, "message", r->msg ? r->msg : "");
+        jclose(w, '}');
+    }
+    jclose(w, ']');
+}
+
+/* One target's entry of "target" / "targets". */
+static void target_obj(jw *w, const cv_lower *lw, uint32_t ti)
+{
+    char hash[32];
+    jopen(w, '{');
+    jkv_str(w, "name", lw->ts[ti]->name);
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)lw->ts[ti]->hash);
+    jkv_str(w, "profile_hash", hash);
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)lw->cpu->hash);
+    jkv_str(w, "cpu_profile_hash", hash);
+    if (lw->bs[ti]) {
+        jkv_str(w, "backend", lw->bs[ti]->name);
+        jkv_str(w, "backend_version", lw->bs[ti]->version ? lw->bs[ti]->version : "");
+    }
+    jclose(w, '}');
+}
+
 /* The live nodes made from input node id (decomposition and folding). */
 static void pieces(jw *w, const cv_lower *lw, const uint32_t *index_of, const uint32_t *piece_start,
                    const uint32_t *pieces_of, carve_node_id id, uint32_t *delegated, uint32_t *on_cpu)
@@ -137,6 +180,7 @@ static void pieces(jw *w, const cv_lower *lw, const uint32_t *index_of, const ui
         jkv_str(w, "name", m->nodes[p].name);
         jkv_str(w, "op", m->nodes[p].op);
         placement(w, lw, index_of, p);
+        targets_of(w, lw, p);
         if (lw->ln[p].part == CARVE_NONE) {
             reason(w, &lw->ln[p]);
             (*on_cpu)++;
@@ -258,22 +302,20 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         if (IS_PIECE(p))
             pieces_of[piece_start[lw->ln[p].origin + 1]++] = p;
 #undef IS_PIECE
-    char hash[32];
     jopen(&w, '{');
     jkv_num(&w, "schema_version", REPORT_SCHEMA);
     jkv_str(&w, "carve_version", CARVE_VERSION);
+    /* "target": the first (the only one, usually); "targets": all of them
+     * in priority order */
     jkey(&w, "target");
-    jopen(&w, '{');
-    jkv_str(&w, "name", lw->t->name);
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)lw->t->hash);
-    jkv_str(&w, "profile_hash", hash);
-    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)lw->cpu->hash);
-    jkv_str(&w, "cpu_profile_hash", hash);
-    if (lw->b) {
-        jkv_str(&w, "backend", lw->b->name);
-        jkv_str(&w, "backend_version", lw->b->version ? lw->b->version : "");
+    target_obj(&w, lw, 0);
+    jkey(&w, "targets");
+    jopen(&w, '[');
+    for (uint32_t ti = 0; ti < lw->n_t; ti++) {
+        jsep(&w);
+        target_obj(&w, lw, ti);
     }
-    jclose(&w, '}');
+    jclose(&w, ']');
     uint32_t delegated = 0, on_cpu = 0, decomposed = 0, folded = 0;
     uint32_t reasons[CV_R_COUNT] = {0};
     jkey(&w, "nodes");
@@ -308,6 +350,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
             pieces(&w, lw, index_of, piece_start, pieces_of, id, &delegated, &on_cpu);
         } else {
             placement(&w, lw, index_of, id);
+            targets_of(&w, lw, id);
             if (l->part == CARVE_NONE) {
                 reason(&w, l);
                 on_cpu++;
@@ -327,7 +370,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jsep(&w);
         jopen(&w, '{');
         jkv_num(&w, "index", i);
-        jkv_str(&w, "target", lw->t->name);
+        jkv_str(&w, "target", lw->ts[p->target]->name);
         jkv_str(&w, "delegate", m->nodes[p->delegate].name);
         jkv_str(&w, "graph", m->graphs[p->graph].name);
         jkey(&w, "nodes");
@@ -386,10 +429,24 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     jclose(&w, '}');
     if (w.b.failed)
         goto nomem;
+    char names[512];
+    size_t nk = 0;
+    for (uint32_t ti = 0; ti < lw->n_t && nk < sizeof names - 1; ti++)
+        nk += (size_t)snprintf(names + nk, sizeof names - nk, "%s%s", ti ? "+" : "", lw->ts[ti]->name);
     size_t k = (size_t)snprintf(sum, 4096,
                                 "target %s: %u of %u nodes delegated in %u partition%s, %u on CPU, %u decomposed, %u round%s\n",
-                                lw->t->name, delegated, delegated + on_cpu, lw->n_parts, lw->n_parts == 1 ? "" : "s",
+                                names, delegated, delegated + on_cpu, lw->n_parts, lw->n_parts == 1 ? "" : "s",
                                 on_cpu, decomposed, lw->rounds, lw->rounds == 1 ? "" : "s");
+    for (uint32_t ti = 0; lw->n_t > 1 && ti < lw->n_t && k < 4000; ti++) {
+        uint32_t np = 0, nn = 0;
+        for (uint32_t i = 0; i < lw->n_parts; i++)
+            if (lw->parts[i].target == ti) {
+                np++;
+                nn += lw->parts[i].nodes.n;
+            }
+        k += (size_t)snprintf(sum + k, 4096 - k, "  %s: %u node%s in %u partition%s\n", lw->ts[ti]->name, nn,
+                              nn == 1 ? "" : "s", np, np == 1 ? "" : "s");
+    }
     if (lw->folded) {
         const carve_fold_stats *f = &lw->fold;
         k += (size_t)snprintf(sum + k, 4096 - k,
@@ -414,8 +471,8 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         k += (size_t)snprintf(sum + k, 4096 - k, "encodings: %u quantized values in %u Delegate%s\n", n_enc,
                               n_enc_parts, n_enc_parts == 1 ? "" : "s");
     if (lw->compile_rounds > 1 && k < 4000)
-        k += (size_t)snprintf(sum + k, 4096 - k, "backend %s refused partitions: lowered %u times\n", lw->b->name,
-                              lw->compile_rounds);
+        k += (size_t)snprintf(sum + k, 4096 - k, "backend %s refused partitions: lowered %u times\n",
+                              lw->n_t > 1 ? "(several)" : lw->b ? lw->b->name : "?", lw->compile_rounds);
     for (int c = 1; c < CV_R_COUNT && k < 4000; c++)
         if (reasons[c])
             k += (size_t)snprintf(sum + k, 4096 - k, "  cpu: %u %s\n", reasons[c], cv_reason_code((cv_reason)c));
