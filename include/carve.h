@@ -508,6 +508,40 @@ void carve_report_free(carve_report *r);
  * "carve.encodings". *count gets the number of files written. */
 carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count);
 
+/* ---------------------------------------------------------------- files */
+
+/* The files one command writes, written together (docs/files.md). Each
+ * output goes to a temporary `.NAME.carve-tmp.PID.RAND` in its folder;
+ * carve_outputs_commit() flushes and syncs every temporary and only then
+ * renames them into place, in the order they were added, so when any output
+ * fails no old file is replaced. An output is refused (and the set fails)
+ * when its path exists and is not a regular file (a device, FIFO, socket or
+ * directory, also through a symlink), when it is a protected input, or when
+ * another output of the set is the same file (by device and inode, through
+ * symlinks and hard links; by folder and name for files not there yet).
+ * "-" is standard output, written after the renames. Adding the first
+ * output of a folder removes stale temporaries there whose PID is dead.
+ * Freeing a set that was not committed removes its temporaries.
+ * `what` names an output in messages ("report"; NULL: "file"). */
+typedef struct carve_outputs carve_outputs;
+carve_outputs *carve_outputs_new(carve_ctx *ctx);
+/* path is an input of the command (`what`: "input model"): no output may be it. */
+carve_status carve_outputs_protect(carve_outputs *o, const char *path, const char *what);
+carve_status carve_outputs_add_bytes(carve_outputs *o, const char *path, const char *what, const void *data,
+                                     size_t n);
+/* The model as carve_model_save_file() writes it (its source file and its
+ * external data files are protected); the external data file is added
+ * before the model, so it is renamed first. */
+carve_status carve_outputs_add_model(carve_outputs *o, carve_model *m, const char *path, const carve_save_opts *opts);
+/* carve_tensor_write() into the set. */
+carve_status carve_outputs_add_tensor(carve_outputs *o, const carve_tensor *t, const char *path);
+/* carve_export_partitions() into the set (dir must exist). */
+carve_status carve_outputs_add_partitions(carve_outputs *o, carve_model *m, const char *dir, size_t *count);
+carve_status carve_outputs_commit(carve_outputs *o);
+void carve_outputs_free(carve_outputs *o);
+/* One file written safely (a set of one). */
+carve_status carve_write_file(carve_ctx *ctx, const char *path, const void *data, size_t n);
+
 /* Fixes symbolic dim `name` to `value` in every value of the model. */
 carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value);
 

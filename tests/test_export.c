@@ -20,7 +20,7 @@ static bool same_bytes(const char *path, const void *bytes, size_t n)
     return same;
 }
 
-/* No "*.tmp.*" file is left in dir. */
+/* No carve temporary (".NAME.carve-tmp.PID.RAND") is left in dir. */
 static bool no_temp_files(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -29,7 +29,7 @@ static bool no_temp_files(const char *dir)
     bool clean = true;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (strstr(e->d_name, ".tmp."))
+        if (strstr(e->d_name, ".carve-tmp."))
             clean = t_check(false, __FILE__, __LINE__, "temporary file %s left in %s", e->d_name, dir);
     closedir(d);
     return clean;
@@ -164,13 +164,13 @@ TEST(save_failure_leaves_nothing_behind)
     const char *dir = t_tmpdir();
     /* A folder that does not exist. */
     const char *nowhere = t_path(dir, "no/such/folder/m.onnx");
-    CHECK_ERR(ctx, carve_model_save_file(m, nowhere, NULL), CARVE_ERR_IO, "cannot create a temporary file");
+    CHECK_ERR(ctx, carve_model_save_file(m, nowhere, NULL), CARVE_ERR_IO, "folder");
     CHECK_CONTAINS(carve_errmsg(ctx), "No such file or directory");
-    /* The target is a folder: the rename fails, the temporary file goes. */
+    /* The target is a folder: refused before a temporary is made. */
     const char *sub = t_path(dir, "taken");
     REQUIRE(mkdir(sub, 0755) == 0);
     t_write_file(t_path(sub, "keep"), "x", 1);
-    CHECK_ERR(ctx, carve_model_save_file(m, sub, NULL), CARVE_ERR_IO, "write failed");
+    CHECK_ERR(ctx, carve_model_save_file(m, sub, NULL), CARVE_ERR_IO, "is a directory, not a regular file");
     CHECK_INT(t_dir_count(dir), 1);
     CHECK_INT(t_dir_count(sub), 1);
     no_temp_files(dir);
@@ -246,8 +246,15 @@ TEST(external_data_side_file)
     REQUIRE_OK(ctx, carve_model_load_file(ctx, inl, NULL, &r2));
     CHECK_SAME_DUMP(m, r2);
     /* Saving r, whose data is mapped from m.weights, with a new m.weights
-     * beside it: the file is replaced (renamed over), the mapping stays good. */
+     * beside it is refused: m.weights is an input (m.onnx points into it). */
+    size_t wn = 0;
+    void *wbytes = t_read_file(t_path(dir, "m.weights"), &wn);
     carve_save_opts same = {"m.weights", 0};
+    CHECK_ERR(ctx, carve_model_save_file(r, t_path(dir, "again.onnx"), &same), CARVE_ERR_ARG,
+              "refusing to overwrite the input model's external data");
+    CHECK(same_bytes(t_path(dir, "m.weights"), wbytes, wn));
+    free(wbytes);
+    same.external_data_name = "again.weights";
     CHECK_OK(ctx, carve_model_save_file(r, t_path(dir, "again.onnx"), &same));
     d = carve_value_data(r, carve_graph_find_value(r, 0, "big"), &nb);
     CHECK(nb == sizeof big && d && !memcmp(d, big, nb));
@@ -263,7 +270,8 @@ TEST(external_data_side_file)
     bad.external_data_name = "..";
     CHECK_ERR(ctx, carve_model_save_file(m, path, &bad), CARVE_ERR_ARG, "must be a plain file name");
     bad.external_data_name = "m.onnx";
-    CHECK_ERR(ctx, carve_model_save_file(m, path, &bad), CARVE_ERR_ARG, "refusing to overwrite the input model");
+    CHECK_ERR(ctx, carve_model_save_file(m, path, &bad), CARVE_ERR_ARG,
+              "the external data and the model would both be written to this file");
     carve_model_free(r2);
     carve_model_free(r);
     carve_model_free(m);

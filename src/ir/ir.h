@@ -260,6 +260,8 @@ struct carve_model {
     cv_mapping *maps;     /* memory-mapped external data */
     uint32_t n_maps;
     const char *source_path; /* file it was loaded from, or NULL */
+    char **ext_files;        /* external data files it read (real paths, malloc'd): inputs a save must not overwrite */
+    uint32_t n_ext_files;
     uint32_t opset_gen;      /* bumped when an opset changes: per-node op caches */
     uint32_t *scratch;       /* node-indexed scratch for passes (cv_model_scratch) */
     uint32_t scratch_cap;

@@ -40,6 +40,9 @@ void carve_model_free(carve_model *m)
     for (uint32_t i = 0; i < m->n_maps; i++)
         munmap(m->maps[i].addr, m->maps[i].len);
     cv_free(m->maps);
+    for (uint32_t i = 0; i < m->n_ext_files; i++)
+        cv_free(m->ext_files[i]);
+    cv_free(m->ext_files);
     cv_free(m->scratch);
     if (m->backend_cache_free)
         m->backend_cache_free(m->backend_cache);

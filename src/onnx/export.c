@@ -7,6 +7,8 @@
 #define _DEFAULT_SOURCE
 #include "onnx_io.h"
 
+#include "../io/files.h"
+
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -391,89 +393,83 @@ carve_status carve_model_save_memory(carve_model *m, void **out, size_t *size)
     return s;
 }
 
-static bool same_file(const char *a, const char *b)
+static carve_status save_model(carve_outputs *o, carve_model *m, const char *path, const carve_save_opts *opts,
+                               const char *what);
+
+carve_status carve_outputs_add_model(carve_outputs *o, carve_model *m, const char *path, const carve_save_opts *opts)
 {
-    struct stat sa, sb;
-    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return cv_save_model(o, m, path, opts, "model");
 }
 
-/* Writes bytes to path through a temporary file in the same folder. */
-static carve_status write_atomic(carve_ctx *ctx, const char *path, const void *data, size_t n, FILE *from)
+carve_status cv_save_model(carve_outputs *o, carve_model *m, const char *path, const carve_save_opts *opts,
+                           const char *what)
 {
-    char tmp[PATH_MAX];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
-        return cv_error(ctx, CARVE_ERR_ARG, "%s: path too long", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0)
-        return cv_error(ctx, CARVE_ERR_IO, "%s: cannot create a temporary file: %s", path, strerror(errno));
-    FILE *f = fdopen(fd, "wb");
-    bool ok = f != NULL;
-    if (ok && data)
-        ok = fwrite(data, 1, n, f) == n;
-    if (ok && from) {
-        rewind(from);
-        char buf[1 << 16];
-        size_t k;
-        while (ok && (k = fread(buf, 1, sizeof buf, from)) > 0)
-            ok = fwrite(buf, 1, k, f) == k;
-        ok = ok && !ferror(from);
-    }
-    ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (f)
-        ok = (fclose(f) == 0) && ok;
-    else
-        close(fd);
-    /* mkstemp makes 0600; a model file is as readable as any other. */
-    if (ok) {
-        mode_t mask = umask(0);
-        umask(mask);
-        chmod(tmp, 0666 & ~mask);
-    }
-    if (!ok || rename(tmp, path) != 0) {
-        int err = errno;
-        unlink(tmp);
-        return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(err));
-    }
-    return CARVE_OK;
+    carve_status s = save_model(o, m, path, opts, what);
+    if (s)
+        cv_outputs_fail(o);
+    return s;
 }
 
-carve_status carve_model_save_file(carve_model *m, const char *path, const carve_save_opts *opts)
+static carve_status save_model(carve_outputs *o, carve_model *m, const char *path, const carve_save_opts *opts,
+                               const char *what)
 {
     carve_ctx *ctx = m->ctx;
+    if (!o)
+        return carve_errcode(ctx) ? carve_errcode(ctx) : cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
     if (!path || !*path)
         return cv_error(ctx, CARVE_ERR_ARG, "save: no output path");
-    if (m->source_path && same_file(path, m->source_path))
-        return cv_error(ctx, CARVE_ERR_ARG, "%s: refusing to overwrite the input model", path);
+    carve_status s = carve_outputs_protect(o, m->source_path, "input model");
+    for (uint32_t i = 0; !s && i < m->n_ext_files; i++)
+        s = carve_outputs_protect(o, m->ext_files[i], "input model's external data");
+    if (s)
+        return s;
     ex e = {.m = m};
-    char ext_path[PATH_MAX];
     if (opts && opts->external_data_name) {
         const char *nm = opts->external_data_name;
         if (!*nm || strchr(nm, '/') || !strcmp(nm, ".") || !strcmp(nm, ".."))
             return cv_error(ctx, CARVE_ERR_ARG, "external data name '%s' must be a plain file name", nm);
-        char dirbuf[PATH_MAX];
+        if (!strcmp(path, "-"))
+            return cv_error(ctx, CARVE_ERR_ARG, "external data '%s' needs a model file beside it, not standard output",
+                            nm);
+        char dirbuf[PATH_MAX], ext_path[PATH_MAX];
         snprintf(dirbuf, sizeof dirbuf, "%s", path);
         if ((size_t)snprintf(ext_path, sizeof ext_path, "%s/%s", dirname(dirbuf), nm) >= sizeof ext_path)
             return cv_error(ctx, CARVE_ERR_ARG, "%s: path too long", nm);
-        if ((m->source_path && same_file(ext_path, m->source_path)) || same_file(ext_path, path))
-            return cv_error(ctx, CARVE_ERR_ARG, "%s: refusing to overwrite the input model", ext_path);
-        e.ext = tmpfile();
+        /* added first: renamed before the model that points to it */
+        e.ext = cv_outputs_open(o, ext_path, "external data");
         if (!e.ext)
-            return cv_error(ctx, CARVE_ERR_IO, "cannot create a temporary file: %s", strerror(errno));
+            return carve_errcode(ctx);
         e.ext_name = nm;
         e.ext_min = opts->external_min_bytes ? opts->external_min_bytes : 1024;
     }
+    FILE *f = cv_outputs_open(o, path, what);
+    if (!f) {
+        cv_arena_free(&e.a);
+        return carve_errcode(ctx);
+    }
     void *buf = NULL;
     size_t n = 0;
-    carve_status s = pack(&e, &buf, &n);
+    s = pack(&e, &buf, &n);
     if (!s && e.io_failed)
-        s = cv_error(ctx, CARVE_ERR_IO, "writing external data failed");
-    if (!s && e.ext)
-        s = write_atomic(ctx, ext_path, NULL, 0, e.ext);
-    if (!s)
-        s = write_atomic(ctx, path, buf, n, NULL);
-    if (e.ext)
-        fclose(e.ext);
+        s = cv_error(ctx, CARVE_ERR_IO, "%s: writing external data failed: %s", path, strerror(errno));
+    /* never write what carve cannot read back: the reader's own check */
+    char why[700];
+    if (!s && !cv_wire_check(buf, n, &onnx__model_proto__descriptor, why, sizeof why))
+        s = cv_error(ctx, CARVE_ERR_UNSUPPORTED, "%s: refusing to write a model carve could not read back: %s", path,
+                     why);
+    if (!s && n && fwrite(buf, 1, n, f) != n)
+        s = cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     cv_free(buf);
     cv_arena_free(&e.a);
+    return s;
+}
+
+carve_status carve_model_save_file(carve_model *m, const char *path, const carve_save_opts *opts)
+{
+    carve_outputs *o = carve_outputs_new(m->ctx);
+    carve_status s = carve_outputs_add_model(o, m, path, opts);
+    if (!s)
+        s = carve_outputs_commit(o);
+    carve_outputs_free(o);
     return s;
 }

@@ -4,6 +4,8 @@
 #define _DEFAULT_SOURCE
 #include "onnx_io.h"
 
+#include "../io/files.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -62,15 +64,31 @@ carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *lo
         return cv_error(ctx, CARVE_ERR_INVALID,
                         "%s: external data length is %llu bytes but its shape needs %zu", what,
                         (unsigned long long)length, want);
-    int fd = open(file_real, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cv_error(ctx, CARVE_ERR_IO, "%s: cannot open external data '%s': %s", what,
-                        location, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return cv_error(ctx, CARVE_ERR_INVALID, "%s: external data '%s' is not a regular file",
-                        what, location);
+    /* a FIFO or device never blocks nor is read: refused by its kind */
+    int fd;
+    uint64_t fsize;
+    carve_status s = cv_input_open(ctx, file_real, NULL, 0, &fd, &fsize);
+    if (s) {
+        char why[600];
+        snprintf(why, sizeof why, "%s", carve_errmsg(ctx));
+        const char *w = strstr(why, ": ");
+        return cv_error(ctx, s, "%s: external data '%s'%s", what, location, w ? w : ": cannot open");
+    }
+    struct stat st = {.st_size = (off_t)fsize};
+    bool known = false;
+    for (uint32_t i = 0; i < m->n_ext_files && !known; i++)
+        known = !strcmp(m->ext_files[i], file_real);
+    if (!known) {
+        char **v = cv_realloc(m->ext_files, (m->n_ext_files + 1) * sizeof *v);
+        char *p = v ? cv_malloc(strlen(file_real) + 1) : NULL;
+        if (v)
+            m->ext_files = v;
+        if (!p) {
+            close(fd);
+            return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
+        }
+        strcpy(p, file_real);
+        m->ext_files[m->n_ext_files++] = p;
     }
     if (offset > (uint64_t)st.st_size || want > (uint64_t)st.st_size - offset) {
         close(fd);

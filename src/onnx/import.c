@@ -8,6 +8,8 @@
 #define _DEFAULT_SOURCE
 #include "onnx_io.h"
 
+#include "../io/files.h"
+
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -488,8 +490,10 @@ static carve_status define(imp *im, carve_graph_id g, const char *name, const ch
 
 static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_graph_id g, int depth)
 {
-    if (depth > 64)
-        return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "subgraphs are nested more than 64 deep");
+    /* never the binding limit: CV_WIRE_MAX_DEPTH messages hold at most 66
+     * graph levels; this guards models built in memory */
+    if (depth > 100)
+        return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "subgraphs are nested more than 100 deep");
     cv_graph *gr = &M->graphs[g];
     gr->name = str(im, gp->name);
     gr->doc = opt_str(im, gp->doc_string);
@@ -722,31 +726,22 @@ carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve
     if (!out || !path)
         return cv_error(ctx, CARVE_ERR_ARG, "load: no path or no place for the model");
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cv_error(ctx, CARVE_ERR_IO, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return cv_error(ctx, CARVE_ERR_IO, "%s: not a regular file", path);
-    }
-    size_t size = (size_t)st.st_size;
-    uint8_t *buf = cv_malloc(size ? size : 1);
-    if (!buf) {
-        fclose(f);
-        return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, size);
-    }
-    size_t got = fread(buf, 1, size, f);
-    fclose(f);
-    if (got != size) {
-        cv_free(buf);
-        return cv_error(ctx, CARVE_ERR_IO, "%s: short read (%zu of %zu bytes)", path, got, size);
+    /* mapped, not read: pages are touched only as the decoder walks them */
+    cv_input in;
+    carve_status s = cv_input_map(ctx, path, NULL, 0, &in);
+    if (s)
+        return s;
+    if (in.size > (size_t)INT32_MAX) {
+        cv_input_unmap(&in);
+        return cv_error(ctx, CARVE_ERR_UNSUPPORTED,
+                        "%s: %zu bytes, above protobuf's 2 GiB limit for a model (large tensors go in external data)",
+                        path, in.size);
     }
     char dirbuf[PATH_MAX];
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
     const char *base = opts && opts->base_dir ? opts->base_dir : dirname(dirbuf);
-    carve_status s = load(ctx, buf, size, base, path, out);
-    cv_free(buf);
+    s = load(ctx, in.data, in.size, base, path, out);
+    cv_input_unmap(&in);
     return s;
 }
 

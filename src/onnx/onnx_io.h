@@ -7,6 +7,16 @@
 
 /* ================================================================ wire.c */
 
+/* The deepest message nesting carve reads, and so writes (export.c checks
+ * what it packs with cv_wire_check before writing a byte): protobuf's
+ * default recursion limit of 100, which ONNX's own tools read models with,
+ * plus 3 levels (Delegate node, attribute, body graph) for each of the at
+ * most 33 graph levels such a model can have, which lowering may wrap in a
+ * Delegate: 100 + 99, rounded to 200 (docs/files.md). */
+#define CV_WIRE_MAX_DEPTH 200
+#define CV_STR_(x) #x
+#define CV_STR(x) CV_STR_(x)
+
 /* Walks protobuf bytes against a message descriptor and describes the first
  * malformation ("graph.node[3].attribute[0]: length 900 runs past the end at
  * byte 812"). Returns false with the text in msg when the bytes are bad. */
@@ -39,5 +49,10 @@ carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const c
 
 /* ================================================================ export.c */
 /* carve_model_save_file() / carve_model_save_memory() are public. */
+
+/* carve_outputs_add_model() with `what` naming the file in messages
+ * ("partition 'Delegate_0'"); a failure fails the set. */
+carve_status cv_save_model(carve_outputs *o, carve_model *m, const char *path, const carve_save_opts *opts,
+                           const char *what);
 
 #endif /* CARVE_ONNX_IO_H */

@@ -4,6 +4,7 @@
 #define _DEFAULT_SOURCE
 #include "../runtime/runtime.h"
 #include "onnx_io.h"
+#include "../io/files.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -274,27 +275,13 @@ static bool ends_with(const char *s, const char *suf)
 carve_status cv_val_read_file(carve_ctx *ctx, const char *path, cv_pb_kind kind, cv_val **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cv_error(ctx, CARVE_ERR_IO, "%s: %s", path, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if (sz < 0) {
-        fclose(f);
-        return cv_error(ctx, CARVE_ERR_IO, "%s: cannot size the file", path);
-    }
-    uint8_t *buf = cv_malloc((size_t)sz + 1);
-    if (!buf) {
-        fclose(f);
-        return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory", path);
-    }
-    size_t got = fread(buf, 1, (size_t)sz, f);
-    fclose(f);
-    carve_status s;
-    if (got != (size_t)sz)
-        s = cv_error(ctx, CARVE_ERR_IO, "%s: short read", path);
-    else if (got >= 6 && !memcmp(buf, "\x93NUMPY", 6))
+    cv_input in;
+    carve_status s = cv_input_map(ctx, path, NULL, 0, &in);
+    if (s)
+        return s;
+    const uint8_t *buf = in.data;
+    size_t got = in.size;
+    if (got >= 6 && !memcmp(buf, "\x93NUMPY", 6))
         s = read_npy(ctx, path, buf, got, out);
     else {
         s = cv_val_read_pb(ctx, buf, got, kind, out, NULL);
@@ -304,17 +291,20 @@ carve_status cv_val_read_file(carve_ctx *ctx, const char *path, cv_pb_kind kind,
             s = cv_error(ctx, s, "%s: %s", path, msg);
         }
     }
-    cv_free(buf);
+    cv_input_unmap(&in);
     return s;
 }
 
-carve_status cv_val_write_file(carve_ctx *ctx, const cv_val *v, const char *path)
+carve_status carve_outputs_add_tensor(carve_outputs *o, const carve_tensor *v, const char *path)
 {
+    if (!o)
+        return CARVE_ERR_NOMEM;
+    carve_ctx *ctx = cv_outputs_ctx(o);
     if (v->kind != CV_VAL_TENSOR)
         return cv_error(ctx, CARVE_ERR_UNSUPPORTED, "%s: only tensors can be written to files", path);
-    FILE *f = fopen(path, "wb");
+    FILE *f = cv_outputs_open(o, path, "tensor");
     if (!f)
-        return cv_error(ctx, CARVE_ERR_IO, "%s: %s", path, strerror(errno));
+        return carve_errcode(ctx);
     carve_status s;
     if (ends_with(path, ".npy")) {
         s = write_npy(ctx, v, f, path);
@@ -344,7 +334,17 @@ carve_status cv_val_write_file(carve_ctx *ctx, const cv_val *v, const char *path
         cv_free(buf);
         cv_free(tp.string_data);
     }
-    if (fclose(f) != 0 && !s)
-        s = cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    if (s)
+        cv_outputs_fail(o);
+    return s;
+}
+
+carve_status cv_val_write_file(carve_ctx *ctx, const cv_val *v, const char *path)
+{
+    carve_outputs *o = carve_outputs_new(ctx);
+    carve_status s = carve_outputs_add_tensor(o, v, path);
+    if (!s)
+        s = carve_outputs_commit(o);
+    carve_outputs_free(o);
     return s;
 }

@@ -78,8 +78,8 @@ static int expected_wire(const ProtobufCFieldDescriptor *f)
 static bool walk(walker *w, const uint8_t *p, const uint8_t *end, const ProtobufCMessageDescriptor *d,
                  int depth)
 {
-    if (depth > 64)
-        return bad(w, p, "messages nested more than 64 deep");
+    if (depth > CV_WIRE_MAX_DEPTH)
+        return bad(w, p, "messages nested more than " CV_STR(CV_WIRE_MAX_DEPTH) " deep");
     unsigned counts[64] = {0}; /* repeated index per field slot, for the path */
     while (p < end) {
         const uint8_t *field_start = p;

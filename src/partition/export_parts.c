@@ -5,6 +5,9 @@
 #define _DEFAULT_SOURCE
 #include "partition.h"
 
+#include "../io/files.h"
+#include "../onnx/onnx_io.h"
+
 #include <limits.h>
 #include <string.h>
 
@@ -196,7 +199,7 @@ static carve_status copy_graph(copier *c, carve_graph_id sg, carve_graph_id dg)
     return CARVE_OK;
 }
 
-static carve_status export_one(carve_model *m, carve_node_id dn, const char *dir)
+static carve_status export_one(carve_outputs *o, carve_model *m, carve_node_id dn, const char *dir)
 {
     carve_graph_id body = cv_attr_g(m, dn, "body");
     carve_model *d = carve_model_new(m->ctx);
@@ -252,24 +255,52 @@ static carve_status export_one(carve_model *m, carve_node_id dn, const char *dir
     for (char *p = clean; *p; p++)
         if (*p == '/' || *p == '\\' || *p == ':' || *p == ' ' || *p == '#')
             *p = '_';
-    snprintf(path, sizeof path, "%s/%s.onnx", dir, clean);
-    st = carve_model_save_file(d, path, NULL);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s.onnx", dir, clean) >= sizeof path) {
+        st = cv_error(m->ctx, CARVE_ERR_ARG, "%s: path too long", dir);
+        goto out;
+    }
+    char what[300];
+    snprintf(what, sizeof what, "partition '%s'", m->nodes[dn].name);
+    st = cv_save_model(o, d, path, NULL, what);
 out:
     cv_free(c.map);
     carve_model_free(d);
     return st;
 }
 
-carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count)
+carve_status carve_outputs_add_partitions(carve_outputs *o, carve_model *m, const char *dir, size_t *count)
 {
     *count = 0;
+    if (!o)
+        return CARVE_ERR_NOMEM;
+    carve_status ps = carve_outputs_protect(o, m->source_path, "input model");
+    for (uint32_t i = 0; !ps && i < m->n_ext_files; i++)
+        ps = carve_outputs_protect(o, m->ext_files[i], "input model's external data");
+    if (ps) {
+        cv_outputs_fail(o);
+        return ps;
+    }
     for (carve_node_id n = 0; n < m->n_nodes; n++) {
         if (m->nodes[n].dead || strcmp(m->nodes[n].op, "Delegate") || strcmp(m->nodes[n].domain, "ai.carve"))
             continue;
-        carve_status s = export_one(m, n, dir);
-        if (s)
+        carve_status s = export_one(o, m, n, dir);
+        if (s) {
+            cv_outputs_fail(o);
             return s;
+        }
         ++*count;
     }
     return CARVE_OK;
+}
+
+carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count)
+{
+    carve_outputs *o = carve_outputs_new(m->ctx);
+    carve_status s = carve_outputs_add_partitions(o, m, dir, count);
+    if (!s)
+        s = carve_outputs_commit(o);
+    if (s)
+        *count = 0;
+    carve_outputs_free(o);
+    return s;
 }

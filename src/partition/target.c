@@ -5,6 +5,8 @@
  * bad profile gets an error naming the file and the field. */
 #include "partition.h"
 
+#include "../io/files.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -473,37 +475,14 @@ carve_status carve_target_builtin(carve_ctx *ctx, const char *name, carve_target
 carve_status carve_target_load_file(carve_ctx *ctx, const char *path, carve_target **out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cv_error(ctx, CARVE_ERR_IO, "target profile %s: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            if (cap > (64u << 20)) {
-                cv_free(buf);
-                fclose(f);
-                return cv_error(ctx, CARVE_ERR_INVALID, "target profile %s: larger than 64 MiB", path);
-            }
-            char *nb = cv_realloc(buf, cap);
-            if (!nb) {
-                cv_free(buf);
-                fclose(f);
-                return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
-            }
-            buf = nb;
-        }
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (k == 0)
-            break;
-    }
-    fclose(f);
+    cv_input in;
+    carve_status s = cv_input_map(ctx, path, "target profile", 64u << 20, &in);
+    if (s)
+        return s;
     char src[1024];
     snprintf(src, sizeof src, "'%s'", path);
-    carve_status s = cv_target_parse(ctx, buf, n, src, out);
-    cv_free(buf);
+    s = cv_target_parse(ctx, (const char *)in.data, in.size, src, out);
+    cv_input_unmap(&in);
     return s;
 }
 
