@@ -1,7 +1,6 @@
 /* carve.c: the command-line tool's entry point and dispatch. */
 #include "cli.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 static const struct {
@@ -27,17 +26,6 @@ static void help(FILE *f)
     fprintf(f, "\nRun 'carve COMMAND --help' for a command's options.\n\n"
                "Options:\n  -h, --help     show this help\n  --version      print carve's version\n\n"
                "Exit status: 0 success, 1 a problem with the model or the request, 2 a usage error.\n");
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "carve%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'carve %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
-    return EXIT_USAGE;
 }
 
 int main(int argc, char **argv)

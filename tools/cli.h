@@ -38,9 +38,15 @@ int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *
  * the rest when a seed was given. false: printed why. */
 bool cli_inputs_make(carve_ctx *ctx, const carve_model *m, const cli_inputs *ci, const char *cmd, carve_tensor **in);
 void cli_inputs_free(cli_inputs *ci);
-/* Parses a byte count: digits with an optional k, M or G suffix (powers of
- * 1024). false when it is not one. */
+/* Numbers are parsed strictly: digits only (no sign, blanks, base prefix
+ * or trailing characters) and within range; false when s is not one. */
+bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* A byte count: digits with an optional k, M or G suffix (powers of 1024). */
 bool cli_parse_bytes(const char *s, size_t *out);
+/* A finite decimal number (no blanks, hex, inf or nan). */
+bool cli_parse_double(const char *s, double *out);
+/* The largest --dim: 2^40, carve's limit on a tensor's elements. */
+#define CLI_MAX_DIM ((uint64_t)1 << 40)
 /* Parses a comma-separated list into a malloc'd array of strings. */
 char **cli_split_list(const char *s, size_t *n);
 

@@ -2,9 +2,22 @@
 #include "cli.h"
 #include "carve_backend.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
-
 #include <string.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "carve%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'carve %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+    return EXIT_USAGE;
+}
 
 carve_model *cli_load(carve_ctx *ctx, const char *path)
 {
@@ -69,25 +82,22 @@ int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *
         memcpy(kv->name, arg, (size_t)(eq - arg));
         kv->name[eq - arg] = 0;
         kv->value = eq + 1;
-        if (!is_in) {
-            char *e;
-            long long x = strtoll(kv->value, &e, 10);
-            if (*e || x < 0) {
-                cli_usage_error(cmd, "--dim %s: '%s' is not a size", kv->name, kv->value);
-                return -1;
-            }
+        uint64_t x;
+        if (!is_in && !cli_parse_u64(kv->value, CLI_MAX_DIM, &x)) {
+            cli_usage_error(cmd, "--dim %s: '%s' is not a size (digits, at most %llu)", kv->name, kv->value,
+                            (unsigned long long)CLI_MAX_DIM);
+            return -1;
         }
         return 1;
     }
     if (!strcmp(a, "--random-inputs")) {
-        char *e;
         if (!has_val) {
             cli_usage_error(cmd, "--random-inputs takes a seed");
             return -1;
         }
-        ci->seed = strtoull(argv[++*i], &e, 10);
-        if (*e) {
-            cli_usage_error(cmd, "--random-inputs: '%s' is not a number", argv[*i]);
+        if (!cli_parse_u64(argv[++*i], UINT64_MAX, &ci->seed)) {
+            cli_usage_error(cmd, "--random-inputs: '%s' is not a seed (digits, at most %llu)", argv[*i],
+                            (unsigned long long)UINT64_MAX);
             return -1;
         }
         ci->have_seed = true;
@@ -183,24 +193,64 @@ void cli_inputs_free(cli_inputs *ci)
     ci->n_ins = ci->n_dims = 0;
 }
 
+bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    /* digits only: no sign, no blanks, no base prefix, nothing after */
+    if (!s || !*s)
+        return false;
+    uint64_t x = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        unsigned d = (unsigned)(*p - '0');
+        if (x > (max - d) / 10)
+            return false;
+        x = x * 10 + d;
+    }
+    *out = x;
+    return true;
+}
+
 bool cli_parse_bytes(const char *s, size_t *out)
 {
-    char *e;
-    if (!*s || *s == '-')
+    if (!s || !*s)
         return false;
-    unsigned long long x = strtoull(s, &e, 10);
+    size_t n = strlen(s);
     unsigned shift = 0;
-    if (*e == 'k' || *e == 'K')
+    char last = s[n - 1];
+    if (last == 'k' || last == 'K')
         shift = 10;
-    else if (*e == 'M')
+    else if (last == 'M')
         shift = 20;
-    else if (*e == 'G')
+    else if (last == 'G')
         shift = 30;
-    if (shift)
-        e++;
-    if (e == s || *e || x > (SIZE_MAX >> shift))
+    char digits[32];
+    size_t nd = n - (shift ? 1 : 0);
+    if (nd == 0 || nd >= sizeof digits)
+        return false;
+    memcpy(digits, s, nd);
+    digits[nd] = 0;
+    uint64_t x;
+    if (!cli_parse_u64(digits, (uint64_t)(SIZE_MAX >> shift), &x))
         return false;
     *out = (size_t)x << shift;
+    return true;
+}
+
+bool cli_parse_double(const char *s, double *out)
+{
+    /* a plain decimal number: strtod would also take blanks, hex, inf, nan */
+    if (!s || !*s)
+        return false;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' || *p == '-' || *p == '+'))
+            return false;
+    char *e;
+    errno = 0;
+    double x = strtod(s, &e);
+    if (*e || e == s || errno == ERANGE || !isfinite(x))
+        return false;
+    *out = x;
     return true;
 }
 

@@ -20,7 +20,7 @@ static void usage(FILE *f)
                "  --input NAME=FILE     value of input NAME (.npy or TensorProto .pb)\n"
                "  --random-inputs SEED  seeded random values for the other inputs (default seed 1)\n"
                "  --atol A, --rtol R    tolerance (default 1e-4 and 1e-3; integers must match exactly)\n"
-               "  -o OUT.onnx           also save the lowered model\n"
+               "  -o OUT.onnx           also save the lowered model; what runs is that file, loaded back\n"
                "  --reference           run the lowered model's Delegates on the reference kernels\n"
                "%s",
             cli_lower_help);
@@ -88,10 +88,9 @@ int cmd_check(int argc, char **argv)
         if (r > 0)
             continue;
         bool has_val = i + 1 < argc;
-        char *e = NULL;
         if ((!strcmp(a, "--atol") || !strcmp(a, "--rtol")) && has_val) {
-            double x = strtod(argv[++i], &e);
-            if (*e || !(x >= 0)) {
+            double x = 0;
+            if (!cli_parse_double(argv[++i], &x) || !(x >= 0)) {
                 rc = cli_usage_error("check", "%s: '%s' is not a tolerance", a, argv[i]);
                 goto done;
             }
@@ -112,6 +111,14 @@ int cmd_check(int argc, char **argv)
     }
     if (!path) {
         rc = cli_usage_error("check", "no model given");
+        goto done;
+    }
+    if (!cli_lower_check(&cl, "check")) {
+        rc = EXIT_USAGE;
+        goto done;
+    }
+    if (out && !strcmp(out, "-")) {
+        rc = cli_usage_error("check", "-o needs a file: check loads the saved model back and runs it");
         goto done;
     }
     carve_ctx *ctx = carve_ctx_new();
@@ -166,10 +173,30 @@ int cmd_check(int argc, char **argv)
             continue;
         }
         fputs(carve_report_summary(rep), stderr);
-        if (out && carve_model_save_file(low, out, NULL) != CARVE_OK) {
-            fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
-            rc = EXIT_MODEL;
-            break;
+        if (out) {
+            /* what is written is what is checked: saved, loaded back, run */
+            carve_outputs *os = carve_outputs_new(ctx);
+            carve_status s = carve_outputs_protect(os, path, "input model");
+            for (int k = 0; !s && k < ci.n_ins; k++)
+                s = carve_outputs_protect(os, ci.ins[k].value, "input tensor");
+            if (!s)
+                s = cli_lower_protect(&cl, os);
+            if (!s)
+                s = carve_outputs_add_model(os, low, out, NULL);
+            if (!s)
+                s = carve_outputs_commit(os);
+            carve_outputs_free(os);
+            carve_model *back = NULL;
+            if (!s && (s = carve_model_load_file(ctx, out, NULL, &back)) != CARVE_OK)
+                fprintf(stderr, "carve check: the saved model %s does not load back: %s\n", out, carve_errmsg(ctx));
+            else if (s)
+                fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
+            if (s) {
+                rc = EXIT_MODEL;
+                break;
+            }
+            carve_model_free(low);
+            low = back;
         }
         for (size_t i = 0; i < n_out; i++) {
             carve_tensor_free(o2[i]);

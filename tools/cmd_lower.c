@@ -1,10 +1,12 @@
 /* cmd_lower.c: `carve lower MODEL --target T -o OUT.onnx [--report R.json]`. */
+#define _POSIX_C_SOURCE 200809L
 #include "lower_opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -15,12 +17,15 @@ static void usage(FILE *f)
                "the real partitions, and every other node stays on CPU (decomposed when the CPU\n"
                "profile lacks it). Writes the lowered ONNX model, where each partition is an\n"
                "ai.carve Delegate node carrying its subgraph, and says why each node went where.\n\n"
-               "  -o, --output FILE        the lowered model (never the input file)\n"
-               "  --report FILE            the JSON report (docs/report.md)\n"
+               "  -o, --output FILE        the lowered model ('-': standard output)\n"
+               "  --report FILE            the JSON report (docs/report.md; '-': standard output)\n"
                "  --export-partitions DIR  also write each partition as a standalone model\n"
                "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n"
                "%s\n"
-               "A short summary goes to stderr.\n",
+               "Outputs are written together (docs/files.md): each to a temporary file that is\n"
+               "renamed into place once all are written, so a failure replaces none of them.\n"
+               "An output that is an input, another output, or an existing non-regular file\n"
+               "(a device, FIFO, directory) is refused. A short summary goes to stderr.\n",
             cli_lower_help);
 }
 
@@ -67,51 +72,77 @@ int cmd_lower(int argc, char **argv)
         rc = cli_usage_error("lower", !path ? "no model given" : "no output given (-o OUT.onnx)");
         goto done;
     }
+    if (!cli_lower_check(&cl, "lower")) {
+        rc = EXIT_USAGE;
+        goto done;
+    }
     carve_ctx *ctx = carve_ctx_new();
     carve_model *m = NULL;
     carve_report *rep = NULL;
-    if (!cli_lower_setup(&cl, ctx, "lower") || !(m = cli_load(ctx, path)) || !cli_fix_dims(ctx, m, &ci, "lower")) {
-        rc = cl.target || !cl.target_name ? EXIT_MODEL : EXIT_MODEL;
+    carve_outputs *o = NULL;
+    char *json = NULL;
+    bool made_dir = false;
+    size_t n_parts = 0;
+    rc = EXIT_MODEL;
+    if (!cli_lower_setup(&cl, ctx, "lower") || !(m = cli_load(ctx, path)) || !cli_fix_dims(ctx, m, &ci, "lower"))
         goto free_all;
-    }
     if (carve_lower(m, cl.target, &cl.opts, &rep) != CARVE_OK) {
         fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
-        rc = EXIT_MODEL;
         goto free_all;
+    }
+    /* every output in one set: written and synced, then renamed, or none */
+    o = carve_outputs_new(ctx);
+    carve_status s = carve_outputs_protect(o, path, "input model");
+    if (!s)
+        s = cli_lower_protect(&cl, o);
+    if (!s && report) {
+        const char *j = carve_report_json(rep);
+        size_t jn = strlen(j);
+        json = malloc(jn + 2);
+        if (!json) {
+            fprintf(stderr, "carve lower: out of memory\n");
+            goto free_all;
+        }
+        memcpy(json, j, jn);
+        json[jn] = '\n';
+        s = carve_outputs_add_bytes(o, report, "report", json, jn + 1);
+    }
+    if (!s && export_dir) {
+        struct stat st;
+        if (stat(export_dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "carve lower: --export-partitions %s: not a folder\n", export_dir);
+            goto free_all;
+        }
+        if (stat(export_dir, &st) != 0) {
+            if (mkdir(export_dir, 0777) != 0) {
+                fprintf(stderr, "carve lower: %s: %s\n", export_dir, strerror(errno));
+                goto free_all;
+            }
+            made_dir = true;
+        }
+        s = carve_outputs_add_partitions(o, m, export_dir, &n_parts);
     }
     carve_save_opts so = {ext, 0};
-    if (carve_model_save_file(m, out, &so) != CARVE_OK) {
+    if (!s)
+        s = carve_outputs_add_model(o, m, out, &so); /* last: renamed after the others */
+    if (!s)
+        s = carve_outputs_commit(o);
+    if (s) {
         fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
-        rc = EXIT_MODEL;
+        if (made_dir)
+            rmdir(export_dir);
         goto free_all;
     }
-    if (report) {
-        FILE *f = fopen(report, "w");
-        if (!f || fputs(carve_report_json(rep), f) < 0 || fputc('\n', f) == EOF || fclose(f) != 0) {
-            fprintf(stderr, "carve lower: %s: %s\n", report, strerror(errno));
-            rc = EXIT_MODEL;
-            goto free_all;
-        }
-    }
-    if (export_dir) {
-        if (mkdir(export_dir, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "carve lower: %s: %s\n", export_dir, strerror(errno));
-            rc = EXIT_MODEL;
-            goto free_all;
-        }
-        size_t n = 0;
-        if (carve_export_partitions(m, export_dir, &n) != CARVE_OK) {
-            fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
-            rc = EXIT_MODEL;
-            goto free_all;
-        }
-        fprintf(stderr, "wrote %zu partition model%s to %s/\n", n, n == 1 ? "" : "s", export_dir);
-    }
+    rc = EXIT_OK;
+    if (export_dir)
+        fprintf(stderr, "wrote %zu partition model%s to %s/\n", n_parts, n_parts == 1 ? "" : "s", export_dir);
     fputs(carve_report_summary(rep), stderr);
-    fprintf(stderr, "lowered model: %s\n", out);
+    fprintf(stderr, "lowered model: %s\n", strcmp(out, "-") ? out : "standard output");
     if (report)
-        fprintf(stderr, "report: %s\n", report);
+        fprintf(stderr, "report: %s\n", strcmp(report, "-") ? report : "standard output");
 free_all:
+    carve_outputs_free(o);
+    free(json);
     carve_report_free(rep);
     carve_model_free(m);
     carve_ctx_free(ctx);

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -24,9 +25,11 @@ static void usage(FILE *f)
                "  --random-inputs SEED  fill every input not given with seeded random values\n"
                "                        (floats in [-1,1), integers in [0,10), booleans)\n"
                "  --dim NAME=VALUE      size of symbolic dim NAME for random inputs (default 1)\n"
-               "  --repeat N            run N times and print the time per run and peak memory\n"
+               "  --repeat N            run N times (1 to 10^9) and print the time per run and peak memory\n"
                "  --output-dir DIR      write each output as DIR/<name>.npy (.pb for dtypes numpy lacks),\n"
-               "                        and the inputs used as DIR/inputs/<name>.npy\n"
+               "                        and the inputs used as DIR/inputs/<name>.npy; characters a file\n"
+               "                        name cannot hold become _, and two outputs that would then share\n"
+               "                        a file are refused (nothing is written)\n"
                "  --reference           run every Delegate's body on the reference kernels (the target's\n"
                "                        simulator) whatever backend it records\n"
                "%s", cli_backends_help);
@@ -68,20 +71,75 @@ static const char *ext_for(carve_dtype t)
     }
 }
 
-/* DIR/<name>.npy, with characters a file name cannot hold replaced by '_'. */
-static int write_value(carve_ctx *ctx, const char *dir, const char *name, const carve_tensor *t)
+/* The files of one --output-dir folder: sanitized names must not collide. */
+typedef struct {
+    const char *dir;
+    char **files;
+    const char **tensors;
+    size_t n;
+} dump_dir;
+
+/* DIR/<name>.npy into the set, with characters a file name cannot hold
+ * replaced by '_'; two tensors whose names become one file are refused. */
+static int add_value(carve_outputs *o, carve_ctx *ctx, dump_dir *d, const char *name, const carve_tensor *t)
 {
     char file[4096], clean[256];
     snprintf(clean, sizeof clean, "%s", name);
     for (char *c = clean; *c; c++)
         if (*c == '/' || *c == '\\' || *c == ':' || *c == ' ')
             *c = '_';
-    snprintf(file, sizeof file, "%s/%s%s", dir, clean, ext_for(carve_tensor_dtype(t)));
-    if (carve_tensor_write(ctx, t, file) != CARVE_OK) {
+    if (!strcmp(clean, ".") || !strcmp(clean, "..") || !*clean)
+        clean[0] = '_';
+    snprintf(file, sizeof file, "%s/%s%s", d->dir, clean, ext_for(carve_tensor_dtype(t)));
+    for (size_t i = 0; i < d->n; i++)
+        if (!strcmp(d->files[i], file)) {
+            fprintf(stderr, "carve run: outputs '%s' and '%s' would both be written to %s: nothing was written\n",
+                    d->tensors[i], name, file);
+            return EXIT_MODEL;
+        }
+    char **f = realloc(d->files, (d->n + 1) * sizeof *f);
+    const char **tn = f ? realloc(d->tensors, (d->n + 1) * sizeof *tn) : NULL;
+    if (f)
+        d->files = f;
+    if (tn)
+        d->tensors = tn;
+    if (!f || !tn || !(d->files[d->n] = strdup(file))) {
+        fprintf(stderr, "carve run: out of memory\n");
+        return EXIT_MODEL;
+    }
+    d->tensors[d->n++] = name;
+    if (carve_outputs_add_tensor(o, t, file) != CARVE_OK) {
         fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
         return EXIT_MODEL;
     }
     return EXIT_OK;
+}
+
+static void dump_dir_free(dump_dir *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->files[i]);
+    free(d->files);
+    free(d->tensors);
+}
+
+/* mkdir that says whether it made the folder; false: printed why. */
+static bool make_dir(const char *dir, bool *made)
+{
+    struct stat st;
+    *made = false;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return true;
+        fprintf(stderr, "carve run: --output-dir %s: not a folder\n", dir);
+        return false;
+    }
+    if (mkdir(dir, 0777) != 0) {
+        fprintf(stderr, "carve run: %s: %s\n", dir, strerror(errno));
+        return false;
+    }
+    *made = true;
+    return true;
 }
 
 int cmd_run(int argc, char **argv)
@@ -106,10 +164,12 @@ int cmd_run(int argc, char **argv)
         if (!strcmp(a, "--reference")) {
             reference = true;
         } else if (!strcmp(a, "--repeat")) {
-            char *e = NULL;
-            repeat = has_val ? strtol(argv[++i], &e, 10) : 0;
-            if (!e || *e || repeat < 1)
-                return cli_usage_error("run", "--repeat takes a count of at least 1");
+            uint64_t x = 0;
+            if (!has_val || !cli_parse_u64(argv[++i], 1000000000, &x) || x < 1) {
+                cli_inputs_free(&ci);
+                return cli_usage_error("run", "--repeat takes a count from 1 to 1000000000");
+            }
+            repeat = (long)x;
         } else if (!strcmp(a, "--output-dir")) {
             if (!has_val)
                 return cli_usage_error("run", "--output-dir takes a folder");
@@ -161,26 +221,40 @@ int cmd_run(int argc, char **argv)
         printf("time per run: %.*f ms mean, %.*f ms best over %ld runs; peak memory %.1f MiB\n", dec, mean, dec, best,
                repeat, (double)ru.ru_maxrss / 1024.0);
     }
-    if (rc == EXIT_OK && outdir && mkdir(outdir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "carve run: %s: %s\n", outdir, strerror(errno));
-        rc = EXIT_MODEL;
-    }
+    for (size_t i = 0; i < n_out && rc == EXIT_OK; i++)
+        summary(m, carve_graph_output(m, g, i), out[i]);
     if (rc == EXIT_OK && outdir) {
+        /* all dumps in one set: written, then renamed, or none */
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/inputs", outdir);
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "carve run: %s: %s\n", dir, strerror(errno));
+        dump_dir din = {dir, NULL, NULL, 0}, dout = {outdir, NULL, NULL, 0};
+        bool made_out = false, made_in = false;
+        carve_outputs *o = carve_outputs_new(ctx);
+        carve_status s = carve_outputs_protect(o, path, "input model");
+        for (int k = 0; !s && k < ci.n_ins; k++)
+            s = carve_outputs_protect(o, ci.ins[k].value, "input tensor");
+        if (s) {
+            fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
             rc = EXIT_MODEL;
         }
+        if (rc == EXIT_OK && (!make_dir(outdir, &made_out) || !make_dir(dir, &made_in)))
+            rc = EXIT_MODEL;
         for (size_t i = 0; i < n_in && rc == EXIT_OK; i++)
             if (in[i])
-                rc = write_value(ctx, dir, carve_value_name(m, carve_graph_input(m, g, i)), in[i]);
-    }
-    for (size_t i = 0; i < n_out && rc == EXIT_OK; i++) {
-        carve_value_id v = carve_graph_output(m, g, i);
-        summary(m, v, out[i]);
-        if (outdir)
-            rc = write_value(ctx, outdir, carve_value_name(m, v), out[i]);
+                rc = add_value(o, ctx, &din, carve_value_name(m, carve_graph_input(m, g, i)), in[i]);
+        for (size_t i = 0; i < n_out && rc == EXIT_OK; i++)
+            rc = add_value(o, ctx, &dout, carve_value_name(m, carve_graph_output(m, g, i)), out[i]);
+        if (rc == EXIT_OK && carve_outputs_commit(o) != CARVE_OK) {
+            fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
+            rc = EXIT_MODEL;
+        }
+        carve_outputs_free(o);
+        if (rc != EXIT_OK && made_in)
+            rmdir(dir);
+        if (rc != EXIT_OK && made_out)
+            rmdir(outdir);
+        dump_dir_free(&din);
+        dump_dir_free(&dout);
     }
     for (size_t i = 0; i < n_in; i++)
         carve_tensor_free(in[i]);

@@ -37,10 +37,9 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         cl->cpu_ops = cli_split_list(val, &cl->n_cpu_ops);
     } else if (!strcmp(a, "--min-partition-nodes")) {
         NEED("a number");
-        char *e;
-        long x = strtol(val, &e, 10);
-        if (*e || x < 0 || x > 1000000) {
-            cli_usage_error(cmd, "--min-partition-nodes: '%s' is not a count", val);
+        uint64_t x;
+        if (!cli_parse_u64(val, 1000000, &x)) {
+            cli_usage_error(cmd, "--min-partition-nodes: '%s' is not a count from 0 to 1000000", val);
             return -1;
         }
         cl->opts.min_partition_nodes = (uint32_t)x;
@@ -73,7 +72,7 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
     return 1;
 }
 
-bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
+bool cli_lower_check(const cli_lower *cl, const char *cmd)
 {
     if (!cl->target_name && !cl->target_file) {
         cli_usage_error(cmd, "give --target NAME or --target-file FILE");
@@ -83,6 +82,21 @@ bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
         cli_usage_error(cmd, "give --target or --target-file, not both");
         return false;
     }
+    return true;
+}
+
+carve_status cli_lower_protect(const cli_lower *cl, carve_outputs *o)
+{
+    carve_status s = carve_outputs_protect(o, cl->target_file, "target profile");
+    if (!s && cl->cpu_profile && strcmp(cl->cpu_profile, "core") && strcmp(cl->cpu_profile, "full"))
+        s = carve_outputs_protect(o, cl->cpu_profile, "CPU profile");
+    return s;
+}
+
+bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
+{
+    if (!cli_lower_check(cl, cmd))
+        return false;
     if (!cli_backends_load(ctx, &cl->backends, cmd))
         return false;
     carve_status s = cl->target_file ? carve_target_load_file(ctx, cl->target_file, &cl->target)
@@ -114,7 +128,7 @@ bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
 bool cli_fix_dims(carve_ctx *ctx, carve_model *m, const cli_inputs *ci, const char *cmd)
 {
     for (int k = 0; k < ci->n_dims; k++)
-        if (carve_model_fix_dim(m, ci->dims[k].name, strtoll(ci->dims[k].value, NULL, 10))) {
+        if (carve_model_fix_dim(m, ci->dims[k].name, strtoll(ci->dims[k].value, NULL, 10))) { /* checked digits */
             fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
             return false;
         }
@@ -142,8 +156,8 @@ const char *cli_lower_help =
     "  --cpu-nodes A,B,...     keep these nodes on CPU (names as in the input model;\n"
     "                          'carve inspect --nodes' lists them); their pieces stay on CPU too\n"
     "  --cpu-ops OP,OP,...     keep every node of these op types on CPU\n"
-    "  --dim NAME=VALUE        fix symbolic dim NAME (NPUs compile for static shapes)\n"
-    "  --min-partition-nodes N send partitions of fewer than N nodes to CPU\n"
+    "  --dim NAME=VALUE        fix symbolic dim NAME (NPUs compile for static shapes; 0 to 2^40)\n"
+    "  --min-partition-nodes N send partitions of fewer than N nodes to CPU (0 to 1000000)\n"
     "  --no-legalize WHAT      leave out a legalization (int64, uint8-cast, slice-clamp):\n"
     "                          for testing that it matters\n"
     "  --no-fold               skip constant folding (docs/folding.md), which runs first\n"

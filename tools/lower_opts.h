@@ -15,6 +15,11 @@ typedef struct cli_lower {
 
 /* 1 taken, 0 not ours, -1 usage error (printed). */
 int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i);
+/* The usage rules (one of --target and --target-file); false: printed why
+ * (a usage error, exit 2). */
+bool cli_lower_check(const cli_lower *cl, const char *cmd);
+/* Marks the profile files given as inputs no output may overwrite. */
+carve_status cli_lower_protect(const cli_lower *cl, carve_outputs *o);
 /* Loads the profiles; false: printed why. */
 bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd);
 bool cli_fix_dims(carve_ctx *ctx, carve_model *m, const cli_inputs *ci, const char *cmd);

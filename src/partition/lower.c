@@ -512,6 +512,15 @@ static carve_status apply_skip_lists(cv_lower *lw)
                             k->node);
         lw->ln[id].skip_on |= (uint8_t)(1u << ti);
     }
+    for (size_t i = 0; i < o->n_cpu_ops; i++) {
+        /* a name carve does not know and no node has is a typo, not a wish */
+        bool known = cv_op_find("", o->cpu_ops[i], 1000) || cv_op_find("ai.carve", o->cpu_ops[i], 1000);
+        for (uint32_t id = 0; id < lw->n_orig && !known; id++)
+            known = !strcmp(m->nodes[id].op, o->cpu_ops[i]);
+        if (!known)
+            return cv_error(m->ctx, CARVE_ERR_ARG, "--cpu-ops: '%s' is not an op carve knows, and no node of the model is one",
+                            o->cpu_ops[i]);
+    }
     for (size_t i = 0; i < o->n_cpu_ops; i++)
         for (uint32_t id = 0; id < lw->n_orig; id++)
             if (!strcmp(m->nodes[id].op, o->cpu_ops[i])) {

@@ -86,9 +86,11 @@ static bool get_int(pctx *p, const cJSON *obj, const char *key, int dflt, int lo
         *out = dflt;
         return true;
     }
-    if (!cJSON_IsNumber(x) || x->valuedouble != (double)(int)x->valuedouble || x->valueint < lo || x->valueint > hi)
+    /* range first: casting a double beyond int is undefined */
+    if (!cJSON_IsNumber(x) || !(x->valuedouble >= lo && x->valuedouble <= hi) ||
+        x->valuedouble != (double)(int)x->valuedouble)
         return perr(p, "%s%s%s: expected an integer from %d to %d", where, *where ? "." : "", key, lo, hi);
-    *out = x->valueint;
+    *out = (int)x->valuedouble;
     return true;
 }
 
@@ -97,6 +99,8 @@ static bool get_dtypes(pctx *p, const cJSON *arr, uint32_t *mask, const char *wh
     if (!cJSON_IsArray(arr))
         return perr(p, "%s: expected a list of dtype names", where);
     *mask = 0;
+    if (!arr->child)
+        return perr(p, "%s: empty list (name at least one dtype)", where);
     int i = 0;
     for (const cJSON *c = arr->child; c; c = c->next, i++) {
         carve_dtype t = cJSON_IsString(c) ? dtype_by_name(c->valuestring) : CARVE_UNDEFINED;
@@ -106,6 +110,11 @@ static bool get_dtypes(pctx *p, const cJSON *arr, uint32_t *mask, const char *wh
         *mask |= 1u << t;
     }
     return true;
+}
+
+static bool known_op(const char *op)
+{
+    return cv_op_find("", op, 1000) || cv_op_find("ai.carve", op, 1000);
 }
 
 static bool get_names(pctx *p, const cJSON *arr, char ***out, uint32_t *n, const char *where)
@@ -124,6 +133,8 @@ static bool get_names(pctx *p, const cJSON *arr, char ***out, uint32_t *n, const
     for (const cJSON *c = arr->child; c; c = c->next, i++) {
         if (!cJSON_IsString(c))
             return perr(p, "%s[%d]: expected an op name", where, i);
+        if (!known_op(c->valuestring))
+            return perr(p, "%s[%d]: carve does not know op '%s'", where, i, c->valuestring);
         (*out)[(*n)++] = dup(c->valuestring);
     }
     return true;
@@ -183,6 +194,9 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
                 if (ar->is_str ? !cJSON_IsString(v) : !cJSON_IsNumber(v))
                     return perr(p, "%s.attrs.%s[%d]: all values must be %s", where, a->string, i,
                                 ar->is_str ? "strings" : "integers");
+                if (!ar->is_str && !(v->valuedouble >= -9007199254740992.0 && v->valuedouble <= 9007199254740992.0 &&
+                                     v->valuedouble == (double)(int64_t)v->valuedouble))
+                    return perr(p, "%s.attrs.%s[%d]: expected an integer of at most 2^53", where, a->string, i);
                 if (ar->is_str)
                     ar->strs[ar->n++] = dup(v->valuestring);
                 else
@@ -283,18 +297,22 @@ static bool parse(pctx *p, const cJSON *root, carve_target *t)
         int nr = cJSON_IsArray(o) ? cJSON_GetArraySize(o) : 1;
         if (nr == 0)
             return perr(p, "ops.%s: empty list of constraint rows", o->string);
+        if (!known_op(o->string))
+            return perr(p, "ops.%s: carve does not know this op", o->string);
         to->rules = cv_malloc((size_t)nr * sizeof *to->rules);
         if (!to->rules)
             return perr(p, "out of memory");
+        /* counted before parsing, so a rule that fails half-way is freed */
+        memset(to->rules, 0, (size_t)nr * sizeof *to->rules);
         for (int i = 0; i < nr; i++) {
             char w[300];
             if (cJSON_IsArray(o))
                 snprintf(w, sizeof w, "ops.%s[%d]", o->string, i);
             else
                 snprintf(w, sizeof w, "ops.%s", o->string);
+            to->n_rules = (uint32_t)i + 1;
             if (!parse_rule(p, cJSON_IsArray(o) ? cJSON_GetArrayItem(o, i) : o, &to->rules[i], w))
                 return false;
-            to->n_rules++;
         }
     }
     qsort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
@@ -348,15 +366,119 @@ void carve_target_free(carve_target *t)
     cv_free(t);
 }
 
+/* Line and column (from 1) of byte off. */
+static void line_col(const char *s, size_t off, size_t *line, size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (s[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+/* What cJSON lets through and JSON forbids, or a profile must not hold:
+ * NUL bytes and raw control characters, and "\u0000" in a string (cJSON
+ * would cut the string there). Names the last key seen before it. */
+static bool scan_raw(pctx *p, const char *s, size_t n)
+{
+    bool in_str = false;
+    size_t key_at = 0, key_len = 0, str_at = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *bad = NULL;
+        if (c == 0)
+            bad = "a NUL byte";
+        else if (in_str && c < 0x20)
+            bad = "a raw control character inside a string";
+        else if (in_str && c == '\\' && i + 1 < n) {
+            if (s[i + 1] == 'u' && i + 5 < n && !memcmp(s + i + 2, "0000", 4))
+                bad = "a NUL character (\\u0000) inside a string";
+            i++;
+        } else if (c == '"') {
+            if (in_str) {
+                size_t j = i + 1;
+                while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r'))
+                    j++;
+                if (j < n && s[j] == ':') {
+                    key_at = str_at;
+                    key_len = i - str_at;
+                }
+            }
+            in_str = !in_str;
+            str_at = i + 1;
+        }
+        if (bad) {
+            size_t line, col;
+            line_col(s, i, &line, &col);
+            if (key_len)
+                return perr(p, "%s at line %zu column %zu (after key \"%.*s\")", bad, line, col,
+                            (int)(key_len > 60 ? 60 : key_len), s + key_at);
+            return perr(p, "%s at line %zu column %zu", bad, line, col);
+        }
+    }
+    return true;
+}
+
+/* A key given twice in one object: cJSON keeps both and lookups see the
+ * first, so the second would be silently ignored. */
+static bool no_duplicate_keys(pctx *p, const cJSON *x, char *path, size_t cap, int depth)
+{
+    if (depth > 64)
+        return perr(p, "%s: nested more than 64 deep", *path ? path : "(top)");
+    size_t keep = strlen(path);
+    for (const cJSON *c = x ? x->child : NULL; c; c = c->next) {
+        if (cJSON_IsObject(x)) {
+            for (const cJSON *d = x->child; d != c; d = d->next)
+                if (!strcmp(d->string, c->string))
+                    return perr(p, "%s%s%s: key given twice", path, *path ? "." : "", c->string);
+            snprintf(path + keep, cap - keep, "%s%s", keep ? "." : "", c->string);
+        } else {
+            int idx = 0;
+            for (const cJSON *d = x->child; d != c; d = d->next)
+                idx++;
+            snprintf(path + keep, cap - keep, "[%d]", idx);
+        }
+        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && !no_duplicate_keys(p, c, path, cap, depth + 1))
+            return false;
+        path[keep] = 0;
+    }
+    return true;
+}
+
 carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const char *source, carve_target **out)
 {
     *out = NULL;
     pctx p = {ctx, source, CARVE_OK};
+    if (!scan_raw(&p, json, len))
+        return p.st;
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root) {
-        size_t off = end ? (size_t)(end - json) : 0;
-        return cv_error(ctx, CARVE_ERR_INVALID, "target profile %s: not valid JSON (at byte %zu)", source, off);
+        size_t off = end ? (size_t)(end - json) : 0, line, col;
+        line_col(json, off, &line, &col);
+        return cv_error(ctx, CARVE_ERR_INVALID, "target profile %s: not valid JSON (at byte %zu, line %zu column %zu)",
+                        source, off, line, col);
+    }
+    size_t at = (size_t)(end - json);
+    while (at < len && (json[at] == ' ' || json[at] == '\t' || json[at] == '\n' || json[at] == '\r'))
+        at++;
+    char path[512] = "";
+    if (at < len) {
+        size_t line, col;
+        line_col(json, at, &line, &col);
+        cJSON_Delete(root);
+        return cv_error(ctx, CARVE_ERR_INVALID,
+                        "target profile %s: trailing data after the JSON value (at byte %zu, line %zu column %zu)",
+                        source, at, line, col);
+    }
+    if (!no_duplicate_keys(&p, root, path, sizeof path, 0)) {
+        cJSON_Delete(root);
+        return p.st;
     }
     carve_target *t = cv_malloc(sizeof *t);
     if (!t) {

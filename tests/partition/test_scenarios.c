@@ -345,13 +345,36 @@ static void bad_profiles(void)
         {"{\"name\":\"x\",\"dtypes\":[],\"ops\":{}}", "schema_version: missing"},
         {"{\"schema_version\":2,\"name\":\"x\"}", "schema_version: 2 is not supported"},
         {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float33\"],\"ops\":{}}", "dtypes[0]: 'float33'"},
-        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[],\"ops\":{\"Relu\":{\"since\":\"a\"}}}", "ops.Relu.since"},
-        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[],\"ops\":{\"Softmax\":[{\"since\":13,\"bogus\":1}]}}",
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Relu\":{\"since\":\"a\"}}}", "ops.Relu.since"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Softmax\":[{\"since\":13,\"bogus\":1}]}}",
          "ops.Softmax[0].bogus: unknown field"},
-        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[],\"keep_whole\":[\"Gemm\"],\"ops\":{}}",
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"keep_whole\":[\"Gemm\"],\"ops\":{}}",
          "keep_whole[0]: 'Gemm' is not in ops"},
-        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[],\"ops\":{},\"max_rank\":99}", "max_rank: expected an integer"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{},\"max_rank\":99}", "max_rank: expected an integer"},
         {"{\"schema_version\":1,", "not valid JSON"},
+        /* strict JSON (issue 11): what cJSON alone lets through */
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{}} {}", "trailing data after the JSON value"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Relu\":{},\"Relu\":{}}}",
+         "ops.Relu: key given twice"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"name\":\"y\",\"dtypes\":[\"float32\"],\"ops\":{}}", "name: key given twice"},
+        {"{\"schema_version\":1,\"name\":\"x\\u0000y\",\"dtypes\":[\"float32\"],\"ops\":{}}",
+         "NUL character (\\u0000) inside a string at line 1 column 31 (after key \"name\")"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[],\"ops\":{}}", "dtypes: empty list"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Relu\":{\"dtypes\":[]}}}",
+         "ops.Relu.dtypes: empty list"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Reluu\":{}}}",
+         "ops.Reluu: carve does not know this op"},
+        {"{\"schema_version\":1,\"name\":\"c\",\"cpu_profile\":\"core\",\"cpu_add\":[\"Foo\"]}",
+         "cpu_add[0]: carve does not know op 'Foo'"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Relu\":{\"since\":1e300}}}",
+         "ops.Relu.since: expected an integer"},
+        /* the rule fails after last_axis and an attr were allocated: freed
+         * (LeakSanitizer caught this leak in the sanitizer build) */
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Softmax\":{\"last_axis\":\"axis\","
+         "\"attrs\":{\"axis\":[1,\"a\"]}}}}",
+         "ops.Softmax.attrs.axis[1]: all values must be integers"},
+        {"{\"schema_version\":1,\"name\":\"x\",\"dtypes\":[\"float32\"],\"ops\":{\"Softmax\":{\"attrs\":{\"axis\":[1e300]}}}}",
+         "ops.Softmax.attrs.axis[0]: expected an integer of at most 2^53"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         carve_target *t = NULL;
