@@ -18,6 +18,7 @@ PKGS=(
   clang libclang-rt-14-dev
   # tests: the ONNX backend test models (over 1000 model.onnx files)
   libonnx-testdata
+  strace                                  # tests/test_files.sh: kill carve at a rename (fault injection)
   # scripts/fetch-models.sh: `npm pack` and a JSON reader
   ca-certificates
 )

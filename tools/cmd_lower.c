@@ -129,6 +129,8 @@ int cmd_lower(int argc, char **argv)
         s = carve_outputs_commit(o);
     if (s) {
         fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
+        carve_outputs_free(o); /* removes the temporaries, so the folder is empty again */
+        o = NULL;
         if (made_dir)
             rmdir(export_dir);
         goto free_all;

@@ -375,7 +375,7 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what)
         split(path, dir, sizeof dir, &base);
         bool first_here = true;
         for (size_t i = 0; i < o->n && first_here; i++)
-            first_here = o->v[i].is_stdout || o->v[i].pdev != f->pdev || o->v[i].pino != f->pino;
+            first_here = o->v[i].is_input || o->v[i].is_stdout || o->v[i].pdev != f->pdev || o->v[i].pino != f->pino;
         if (first_here)
             sweep(dir);
         char tmp[PATH_MAX + 64];

@@ -732,10 +732,11 @@ carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve
     if (s)
         return s;
     if (in.size > (size_t)INT32_MAX) {
+        size_t size = in.size;
         cv_input_unmap(&in);
         return cv_error(ctx, CARVE_ERR_UNSUPPORTED,
                         "%s: %zu bytes, above protobuf's 2 GiB limit for a model (large tensors go in external data)",
-                        path, in.size);
+                        path, size);
     }
     char dirbuf[PATH_MAX];
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
