@@ -5,10 +5,11 @@
  * (fuzz/regressions/<target>/) and the libonnx-testdata models. The target
  * aborts on a broken invariant; the sanitizers abort on memory errors.
  *
- *   fuzz_replay [--name NAME] PATH...
+ *   fuzz_replay [--name NAME | --any] PATH...
  *
  * A folder is walked for files ending in .onnx (with --name, only files
- * called NAME). Prints how many inputs ran; no input found is a failure. */
+ * called NAME; with --any, every file: profiles, argument vectors). Prints
+ * how many inputs ran; no input found is a failure. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <ftw.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const char *only_name;
+static int any_name;
 static long ran;
 
 static int replay(const char *path)
@@ -62,7 +64,7 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
         return 0;
     const char *base = path + ftw->base;
     size_t len = strlen(base);
-    if (only_name ? strcmp(base, only_name) != 0 : len < 5 || strcmp(base + len - 5, ".onnx") != 0)
+    if (any_name ? base[0] == '.' : only_name ? strcmp(base, only_name) != 0 : len < 5 || strcmp(base + len - 5, ".onnx") != 0)
         return 0;
     return replay(path);
 }
@@ -73,9 +75,12 @@ int main(int argc, char **argv)
     if (argc > 2 && !strcmp(argv[1], "--name")) {
         only_name = argv[2];
         i = 3;
+    } else if (argc > 1 && !strcmp(argv[1], "--any")) {
+        any_name = 1;
+        i = 2;
     }
     if (i >= argc) {
-        fprintf(stderr, "usage: fuzz_replay [--name NAME] PATH...\n");
+        fprintf(stderr, "usage: fuzz_replay [--name NAME | --any] PATH...\n");
         return 2;
     }
     for (; i < argc; i++) {

@@ -79,6 +79,11 @@ int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *
         }
         kv = is_in ? &ci->ins[(*n)++] : &ci->dims[(*n)++];
         kv->name = malloc((size_t)(eq - arg) + 1);
+        if (!kv->name) {
+            (*n)--;
+            cli_usage_error(cmd, "out of memory");
+            return -1;
+        }
         memcpy(kv->name, arg, (size_t)(eq - arg));
         kv->name[eq - arg] = 0;
         kv->value = eq + 1;
@@ -86,6 +91,9 @@ int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *
         if (!is_in && !cli_parse_u64(kv->value, CLI_MAX_DIM, &x)) {
             cli_usage_error(cmd, "--dim %s: '%s' is not a size (digits, at most %llu)", kv->name, kv->value,
                             (unsigned long long)CLI_MAX_DIM);
+            free(kv->name); /* a refused option leaves nothing behind */
+            kv->name = NULL;
+            (*n)--;
             return -1;
         }
         return 1;
