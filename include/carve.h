@@ -138,7 +138,11 @@ typedef struct carve_load_opts {
 } carve_load_opts;
 
 /* Loads an ONNX model: nodes are sorted topologically (stably), node names
- * made unique, external data memory-mapped. *out is NULL on failure. */
+ * made unique, external data memory-mapped. The file (and each external
+ * data file) must be a regular file: a FIFO, device, socket or folder is
+ * refused by its kind without blocking; the model is mapped, not read whole,
+ * and refused over protobuf's 2 GiB (docs/files.md). *out is NULL on
+ * failure. */
 carve_status carve_model_load_file(carve_ctx *ctx, const char *path,
                                    const carve_load_opts *opts, carve_model **out);
 carve_status carve_model_load_memory(carve_ctx *ctx, const void *data, size_t size,
@@ -154,8 +158,11 @@ typedef struct carve_save_opts {
 /* Serializes to ONNX. Identical models give identical bytes. *out is
  * allocated with the carve allocator; release it with carve_free(). */
 carve_status carve_model_save_memory(carve_model *m, void **out, size_t *size);
-/* Writes atomically (temporary file, then rename); refuses to overwrite the
- * file the model was loaded from. */
+/* Writes safely (docs/files.md): temporary files beside the outputs, renamed
+ * when the model and its external data are both written; refuses a path that
+ * is not a regular file, the file the model was loaded from and its external
+ * data files, and a model whose bytes carve could not read back (nesting
+ * deeper than the reader's limit). "-" is standard output. */
 carve_status carve_model_save_file(carve_model *m, const char *path,
                                    const carve_save_opts *opts);
 void carve_free(void *p);
@@ -346,7 +353,8 @@ double carve_tensor_get(const carve_tensor *t, size_t i);
 void carve_tensor_set(carve_tensor *t, size_t i, double x);
 /* Reads a .npy file or an ONNX TensorProto (.pb). */
 carve_status carve_tensor_read(carve_ctx *ctx, const char *path, carve_tensor **out);
-/* Writes .npy when the path ends in .npy, else a TensorProto. */
+/* Writes .npy when the path ends in .npy, else a TensorProto, safely as
+ * carve_model_save_file() does. */
 carve_status carve_tensor_write(carve_ctx *ctx, const carve_tensor *t, const char *path);
 
 /* Runs the model on carve's reference kernels. inputs[i] binds the main
@@ -502,7 +510,7 @@ const char *carve_report_summary(carve_report *r);
 void carve_report_free(carve_report *r);
 
 /* Writes each Delegate body of a lowered model as a standalone ONNX model
- * DIR/<delegate name>.onnx (the form a vendor's converter takes): the body's
+ * DIR/<delegate name>.onnx (all or none, docs/files.md) (the form a vendor's converter takes): the body's
  * inputs and outputs, the outer constants it reads as initializers, the
  * Delegate's target and encodings as metadata_props "carve.target" and
  * "carve.encodings". *count gets the number of files written. */

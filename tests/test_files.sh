@@ -406,7 +406,7 @@ case_nested_if_depth() {
   run check "$T/n19.onnx" --target htp --random-inputs 1 -o "$T/c19.onnx"
   expect_rc 0
   expect_out "ok   htp"
-  # 64 levels load (199 deep) but lowered would be 202: refused, nothing written
+  # 64 levels load (198 deep) but lowered would be 201: refused, nothing written
   "$MAKE" nested "$T/n64.onnx" 64
   printf 'old' > "$T/l64.onnx"
   keep "$T/l64.onnx" "$T/n64.onnx"
