@@ -198,7 +198,7 @@ TEST(stale_temporaries_of_dead_writers_go)
         _exit(0);
     waitpid(dead, NULL, 0);
     char n1[128], n2[128], n3[128], n4[128];
-    snprintf(n1, sizeof n1, ".m.onnx.carve-tmp.%d.0badcafe", (int)dead);   /* a killed writer's */
+    snprintf(n1, sizeof n1, ".m.onnx.carve-tmp.%d.0badcafe", (int)dead);      /* a killed writer's */
     snprintf(n2, sizeof n2, ".m.onnx.carve-tmp.%d.0badcafe", (int)getppid()); /* a live one's */
     snprintf(n3, sizeof n3, ".m.onnx.carve-tmp.%d.zz", (int)dead);            /* not our pattern */
     snprintf(n4, sizeof n4, "m.onnx.carve-tmp.%d.0badcafe", (int)dead);       /* not hidden: not ours */
@@ -251,8 +251,7 @@ TEST(inputs_must_be_regular_files)
     time_t t0 = time(NULL);
     CHECK_ERR(ctx, carve_model_load_file(ctx, fifo, NULL, &m), CARVE_ERR_IO, "not a regular file (it is a FIFO)");
     CHECK_ERR(ctx, carve_tensor_read(ctx, fifo, &t), CARVE_ERR_IO, "not a regular file (it is a FIFO)");
-    CHECK_ERR(ctx, carve_target_load_file(ctx, fifo, &tg), CARVE_ERR_IO,
-              "target profile ");
+    CHECK_ERR(ctx, carve_target_load_file(ctx, fifo, &tg), CARVE_ERR_IO, "target profile ");
     CHECK_CONTAINS(carve_errmsg(ctx), "not a regular file (it is a FIFO)");
     CHECK_ERR(ctx, carve_tensor_read(ctx, dir, &t), CARVE_ERR_IO, "not a regular file (it is a directory)");
     CHECK_ERR(ctx, carve_target_load_file(ctx, dir, &tg), CARVE_ERR_IO, "not a regular file (it is a directory)");

@@ -78,8 +78,8 @@ carve_status cv_input_open(carve_ctx *ctx, const char *path, const char *what, u
         fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     if (max_bytes && (uint64_t)st.st_size > max_bytes) {
         close(fd);
-        return cv_error(ctx, CARVE_ERR_INVALID, "%s%s%s: %lld bytes, more than the %llu this file may have",
-                        pre(what), sep(what), path, (long long)st.st_size, (unsigned long long)max_bytes);
+        return cv_error(ctx, CARVE_ERR_INVALID, "%s%s%s: %lld bytes, more than the %llu this file may have", pre(what),
+                        sep(what), path, (long long)st.st_size, (unsigned long long)max_bytes);
     }
     *fd_out = fd;
     *size_out = (uint64_t)st.st_size;
@@ -126,9 +126,9 @@ void cv_input_unmap(cv_input *in)
 /* ---------------------------------------------------------------- outputs */
 
 typedef struct out_file {
-    char *path;       /* as given */
-    char *tmp;        /* the temporary beside it; NULL for stdout */
-    char *what;       /* "report", "input model", ... */
+    char *path; /* as given */
+    char *tmp;  /* the temporary beside it; NULL for stdout */
+    char *what; /* "report", "input model", ... */
     FILE *f;
     bool is_input, is_stdout, exists;
     dev_t dev, pdev; /* the file's (exists) and its folder's */
@@ -276,7 +276,8 @@ carve_status carve_outputs_protect(carve_outputs *o, const char *path, const cha
     f->is_input = true;
     f->what = sdup(what ? what : "input");
     f->path = sdup(path);
-    carve_status s = f->path && f->what ? identify(o, f, path, false) : cv_error(o->ctx, CARVE_ERR_NOMEM, "out of memory");
+    carve_status s =
+        f->path && f->what ? identify(o, f, path, false) : cv_error(o->ctx, CARVE_ERR_NOMEM, "out of memory");
     if (s || !f->exists) { /* an input that is not there protects nothing */
         drop(f);
         if (s)
@@ -358,8 +359,8 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what)
         if (!same(&o->v[i], f))
             continue;
         if (o->v[i].is_input)
-            s = cv_error(ctx, CARVE_ERR_ARG, "%s: refusing to overwrite the %s '%s' with the %s (the same file)",
-                         path, o->v[i].what, o->v[i].path, f->what);
+            s = cv_error(ctx, CARVE_ERR_ARG, "%s: refusing to overwrite the %s '%s' with the %s (the same file)", path,
+                         o->v[i].what, o->v[i].path, f->what);
         else
             s = cv_error(ctx, CARVE_ERR_ARG, "%s: the %s and the %s would both be written to this file%s%s%s", path,
                          o->v[i].what, f->what, strcmp(o->v[i].path, path) ? " (also named '" : "",
@@ -412,8 +413,7 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what)
     return f->f;
 }
 
-carve_status carve_outputs_add_bytes(carve_outputs *o, const char *path, const char *what, const void *data,
-                                     size_t n)
+carve_status carve_outputs_add_bytes(carve_outputs *o, const char *path, const char *what, const void *data, size_t n)
 {
     if (!o)
         return CARVE_ERR_NOMEM;
@@ -460,8 +460,7 @@ carve_status carve_outputs_commit(carve_outputs *o)
         f->f = NULL;
         if (err) {
             o->failed = true;
-            return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s (no output was replaced)", f->path,
-                            strerror(err));
+            return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s (no output was replaced)", f->path, strerror(err));
         }
     }
     /* 2. the renames, in the order the outputs were added */

@@ -518,8 +518,8 @@ static carve_status apply_skip_lists(cv_lower *lw)
         for (uint32_t id = 0; id < lw->n_orig && !known; id++)
             known = !strcmp(m->nodes[id].op, o->cpu_ops[i]);
         if (!known)
-            return cv_error(m->ctx, CARVE_ERR_ARG, "--cpu-ops: '%s' is not an op carve knows, and no node of the model is one",
-                            o->cpu_ops[i]);
+            return cv_error(m->ctx, CARVE_ERR_ARG,
+                            "--cpu-ops: '%s' is not an op carve knows, and no node of the model is one", o->cpu_ops[i]);
     }
     for (size_t i = 0; i < o->n_cpu_ops; i++)
         for (uint32_t id = 0; id < lw->n_orig; id++)
