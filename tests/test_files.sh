@@ -132,10 +132,16 @@ case_report_is_output() {
   expect_rc 1
   expect_err "-: the report and the model would both be written to this file"
   # the target profile is an input too
-  "$CARVE" targets --json htp > "$T/p.json" 2>/dev/null || cp "$T/r.json" "$T/p.json"
+  printf '{"schema_version":1,"name":"mine","dtypes":["float32"],"ops":{"Relu":{}}}' > "$T/p.json"
   keep "$T/in.onnx" "$T/out.onnx" "$T/p.json"
   run lower "$T/in.onnx" --target-file "$T/p.json" -o "$T/out.onnx" --report "$T/p.json"
-  [ "$rc" -ne 0 ] || fail "the profile was overwritten"
+  expect_rc 1
+  expect_err "$T/p.json: refusing to overwrite the target profile '$T/p.json' with the report (the same file)"
+  printf '{"schema_version":1,"name":"c","cpu_profile":"core"}' > "$T/c.json"
+  keep "$T/in.onnx" "$T/out.onnx" "$T/p.json" "$T/c.json"
+  run lower "$T/in.onnx" --target htp --cpu-profile "$T/c.json" -o "$T/c.json"
+  expect_rc 1
+  expect_err "refusing to overwrite the CPU profile '$T/c.json' with the model"
   expect_kept
   expect_no_temps
 }
