@@ -236,6 +236,12 @@ TEST(temporary_name_and_mode)
     struct stat st;
     REQUIRE(stat(t_path(dir, "r.json"), &st) == 0);
     CHECK_INT(st.st_mode & 0777, 0666 & ~mask);
+    /* a file replaced keeps its permissions */
+    REQUIRE(chmod(t_path(dir, "r.json"), 0600) == 0);
+    CHECK_OK(ctx, carve_write_file(ctx, t_path(dir, "r.json"), "[]", 2));
+    REQUIRE(stat(t_path(dir, "r.json"), &st) == 0);
+    CHECK_INT(st.st_mode & 0777, 0600);
+    CHECK(has_bytes(t_path(dir, "r.json"), "[]"));
     carve_ctx_free(ctx);
 }
 

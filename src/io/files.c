@@ -131,6 +131,7 @@ typedef struct out_file {
     char *what; /* "report", "input model", ... */
     FILE *f;
     bool is_input, is_stdout, exists;
+    mode_t mode; /* of the file it replaces, kept */
     dev_t dev, pdev; /* the file's (exists) and its folder's */
     ino_t ino, pino;
     char *base; /* the name inside the folder */
@@ -219,6 +220,7 @@ static carve_status identify(carve_outputs *o, out_file *f, const char *path, bo
     struct stat st;
     if (stat(path, &st) == 0) {
         f->exists = true;
+        f->mode = st.st_mode & 07777;
         f->dev = st.st_dev;
         f->ino = st.st_ino;
         if (for_output && !S_ISREG(st.st_mode))
@@ -297,6 +299,8 @@ static void sweep(const char *dir)
     struct dirent *e;
     while ((e = readdir(d))) {
         const char *t = e->d_name[0] == '.' ? strstr(e->d_name, TMP_TAG) : NULL;
+        for (const char *u = t; u; u = strstr(u + 1, TMP_TAG))
+            t = u; /* the last tag: NAME may hold one itself */
         if (!t)
             continue;
         char *end;
@@ -392,6 +396,8 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what)
             if (fd < 0 && errno != EEXIST)
                 break;
         }
+        if (fd >= 0 && f->exists)
+            fchmod(fd, f->mode & 0777); /* a replaced file keeps its permissions */
         if (fd < 0)
             s = cv_error(ctx, CARVE_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         else if (!(f->tmp = sdup(tmp)) || !(f->f = fdopen(fd, "wb"))) {
