@@ -14,7 +14,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "../tools/lower_opts.h"
 
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,29 +22,24 @@
 
 /* Under libFuzzer the usage errors the parsers print (the expected output)
  * go to /dev/null: at 100,000 runs a second they would be the whole log.
- * A finding still goes to the real stderr; the replay (tests/fuzz_replay.c,
- * which never calls LLVMFuzzerInitialize) prints everything. */
-static int err_fd = 2;
-
+ * Only the stdio stream is swapped (glibc lets stderr be assigned): the
+ * sanitizers write their reports to descriptor 2, which stays, and so does
+ * fail(). The replay (tests/fuzz_replay.c, which never calls
+ * LLVMFuzzerInitialize) prints everything. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    int null_fd = open("/dev/null", O_WRONLY);
-    int saved = dup(2);
-    if (null_fd >= 0 && saved >= 0 && dup2(null_fd, 2) >= 0)
-        err_fd = saved;
-    if (null_fd >= 0)
-        close(null_fd);
+    FILE *null = fopen("/dev/null", "w");
+    if (null)
+        stderr = null;
     return 0;
 }
 
 static void fail(const char *what, const char *detail)
 {
-    dprintf(err_fd, "fuzz_cli: %s: %s\n", what, detail ? detail : "");
-    if (err_fd != 2)
-        dup2(err_fd, 2); /* the sanitizer's report of the abort goes out too */
+    dprintf(2, "fuzz_cli: %s: %s\n", what, detail ? detail : "");
     abort();
 }
 

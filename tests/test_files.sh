@@ -450,6 +450,11 @@ case_profile_strict() {
   expect_err "--cpu-ops: 'Rellu' is not an op carve knows, and no node of the model is one"
   run lower "$T/in.onnx" --target htp --cpu-ops Relu,Softmax -o "$T/o.onnx"
   expect_rc 0
+  # given twice, the lists add up (the fuzzer found the first one leaked)
+  run lower "$T/in.onnx" --target htp --cpu-ops Relu --cpu-ops Softmax -o "$T/o.onnx" --report -
+  expect_rc 0
+  expect_out "op Relu is in --cpu-ops"
+  expect_out "op Softmax is in --cpu-ops"
   expect_kept
 }
 

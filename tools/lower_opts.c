@@ -4,6 +4,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Given twice, --cpu-nodes and --cpu-ops add up. */
+static bool append_list(char ***list, size_t *n, const char *val)
+{
+    size_t k = 0;
+    char **more = cli_split_list(val, &k);
+    if (!more)
+        return false;
+    char **all = realloc(*list, (*n + k + 1) * sizeof *all);
+    if (!all) {
+        for (size_t j = 0; j < k; j++)
+            free(more[j]);
+        free(more);
+        return false;
+    }
+    memcpy(all + *n, more, k * sizeof *more);
+    *n += k;
+    all[*n] = NULL;
+    *list = all;
+    free(more);
+    return true;
+}
+
 int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -31,10 +53,16 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         cl->cpu_profile = val;
     } else if (!strcmp(a, "--cpu-nodes")) {
         NEED("a comma-separated list of node names");
-        cl->cpu_nodes = cli_split_list(val, &cl->n_cpu_nodes);
+        if (!append_list(&cl->cpu_nodes, &cl->n_cpu_nodes, val)) {
+            cli_usage_error(cmd, "out of memory");
+            return -1;
+        }
     } else if (!strcmp(a, "--cpu-ops")) {
         NEED("a comma-separated list of op types");
-        cl->cpu_ops = cli_split_list(val, &cl->n_cpu_ops);
+        if (!append_list(&cl->cpu_ops, &cl->n_cpu_ops, val)) {
+            cli_usage_error(cmd, "out of memory");
+            return -1;
+        }
     } else if (!strcmp(a, "--min-partition-nodes")) {
         NEED("a number");
         uint64_t x;
@@ -155,7 +183,7 @@ const char *cli_lower_help =
     "  --cpu-profile P         the CPU fallback's ops: core (default), full, or a JSON profile\n"
     "  --cpu-nodes A,B,...     keep these nodes on CPU (names as in the input model;\n"
     "                          'carve inspect --nodes' lists them); their pieces stay on CPU too\n"
-    "  --cpu-ops OP,OP,...     keep every node of these op types on CPU\n"
+    "  --cpu-ops OP,OP,...     keep every node of these op types on CPU (given twice: both lists)\n"
     "  --dim NAME=VALUE        fix symbolic dim NAME (NPUs compile for static shapes; 0 to 2^40)\n"
     "  --min-partition-nodes N send partitions of fewer than N nodes to CPU (0 to 1000000)\n"
     "  --no-legalize WHAT      leave out a legalization (int64, uint8-cast, slice-clamp):\n"
