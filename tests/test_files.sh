@@ -179,6 +179,9 @@ case_external_data_is_output() {
   run lower "$T/in.onnx" --target htp -o "$T/out.onnx" --external-data out.onnx
   expect_rc 1
   expect_err "the external data and the model would both be written to this file"
+  run lower "$T/in.onnx" --target htp -o - --external-data w.bin
+  expect_rc 1
+  expect_err "external data 'w.bin' needs a model file beside it, not standard output"
   run fold "$T/in.onnx" -o "$T/out.onnx" --external-data in.onnx
   expect_rc 1
   expect_err "refusing to overwrite the input model '$T/in.onnx' with the external data"
