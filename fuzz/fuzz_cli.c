@@ -8,7 +8,8 @@
  * past argv. Every number accepted must be the canonical digits of a value
  * in range (the strict parsing of issue 11: no sign, blank, base prefix or
  * trailing character slips through). The profiles named are loaded only
- * when built in: the parser must not make the fuzzer read arbitrary files.
+ * when built in, and no --backend-lib is loaded: the parser must not make
+ * the fuzzer read arbitrary files or load arbitrary code.
  * Seeded by scripts/fuzz.sh with fuzz/regressions/cli/; CTest replays that
  * folder (fuzz.cli_regressions). */
 #define _POSIX_C_SOURCE 200809L
@@ -108,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (cl.opts.min_partition_nodes > 1000000)
         fail("--min-partition-nodes out of range", NULL);
-    if (cli_lower_check(&cl, "lower") && !cl.target_file &&
+    if (cli_lower_check(&cl, "lower") && !cl.target_file && cl.backends.n == 0 &&
         (!cl.cpu_profile || !strcmp(cl.cpu_profile, "core") || !strcmp(cl.cpu_profile, "full"))) {
         carve_ctx *ctx = carve_ctx_new();
         cli_lower_setup(&cl, ctx, "lower");

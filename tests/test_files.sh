@@ -311,6 +311,9 @@ case_input_not_regular() {
   run lower "$T/in.onnx" --target-file "$T/fifo" -o "$T/o.onnx"
   expect_rc 1
   expect_err "not a regular file (it is a FIFO)"
+  run lower "$T/in.onnx" --target htp --backend-lib "$T/fifo" -o "$T/o.onnx"
+  expect_rc 1
+  expect_err "backend library $T/fifo: not a regular file (it is a FIFO)"
   run inspect /dev/zero
   expect_rc 1
   expect_err "/dev/zero: not a regular file (it is a character device)"

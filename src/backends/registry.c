@@ -8,9 +8,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends.h"
 
+#include "../io/files.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* How many contexts hold each backend (process-wide). */
 typedef struct holder {
@@ -168,6 +172,17 @@ carve_status carve_backend_load(carve_ctx *ctx, const char *path, const carve_ba
 {
     if (out)
         *out = NULL;
+    struct stat st;
+    if (path && strchr(path, '/') && stat(path, &st) == 0) { /* a missing file: dlopen says so */
+        /* a path (not a name for the loader's search): a FIFO or device would
+         * block dlopen or be read as a library; refused by its kind */
+        int fd;
+        uint64_t size;
+        carve_status s = cv_input_open(ctx, path, "backend library", 0, &fd, &size);
+        if (s)
+            return s;
+        close(fd);
+    }
     dlerror();
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
