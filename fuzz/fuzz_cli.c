@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (cl.opts.min_partition_nodes > 1000000)
         fail("--min-partition-nodes out of range", NULL);
-    if (cli_lower_check(&cl, "lower") && !cl.target_file && cl.backends.n == 0 &&
+    if (cli_lower_check(&cl, "lower", false) && !cl.n_target_files && cl.backends.n == 0 &&
         (!cl.cpu_profile || !strcmp(cl.cpu_profile, "core") || !strcmp(cl.cpu_profile, "full"))) {
         carve_ctx *ctx = carve_ctx_new();
         cli_lower_setup(&cl, ctx, "lower");

@@ -6,6 +6,7 @@
 # placement is seen. UPDATE=1 rewrites the goldens. The heavy models
 # (1x3x1024x1024 background removal, minutes per run here) run `carve check`
 # on htp and are lowered (not run) on the other targets, to keep CI short.
+# htp+gpu is one joint lowering for both targets in priority order.
 #
 #   tests/lower_real_models.sh CARVE_BINARY MODEL_CACHE [light|heavy]
 set -uo pipefail
@@ -15,7 +16,7 @@ SET=${3:-light}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DATA=$HERE/data
 GOLD=$HERE/golden/lower
-TARGETS=htp,gpu,lpai,cpu
+TARGETS=htp,gpu,lpai,cpu,htp+gpu
 VAD="--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy"
 P=p2o.DynamicDimension
 

@@ -10,12 +10,14 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carve check MODEL (--target NAME[,NAME...] | --target-file FILE) [--input NAME=FILE]...\n"
+    fprintf(f, "usage: carve check MODEL (--target T[+T...][,T[+T...]...] | --target-file FILE...) [--input NAME=FILE]...\n"
                "                   [--random-inputs SEED] [--atol A] [--rtol R] [-o OUT.onnx] [--reference] [options]\n\n"
                "Lowers MODEL, runs the original on carve's reference kernels and the lowered model\n"
                "with each Delegate through its backend (the reference simulator for htp, gpu, lpai), and\n"
                "prints the largest absolute and relative error per output. --target may list\n"
-               "several targets: the original model runs once. Exits 1 when an\n"
+               "several lowerings separated by ',' (htp,gpu: each checked on its own; the original\n"
+               "runs once); htp+gpu is one lowering for both in priority order, each Delegate run\n"
+               "under its own target. Exits 1 when an\n"
                "element breaks |lowered - original| <= atol + rtol * |original|.\n\n"
                "  --input NAME=FILE     value of input NAME (.npy or TensorProto .pb)\n"
                "  --random-inputs SEED  seeded random values for the other inputs (default seed 1)\n"
@@ -113,7 +115,7 @@ int cmd_check(int argc, char **argv)
         rc = cli_usage_error("check", "no model given");
         goto done;
     }
-    if (!cli_lower_check(&cl, "check")) {
+    if (!cli_lower_check(&cl, "check", true)) {
         rc = EXIT_USAGE;
         goto done;
     }
@@ -128,11 +130,10 @@ int cmd_check(int argc, char **argv)
     size_t n_in = 0, n_out = 0, n_targets = 0;
     char **targets = NULL;
     rc = EXIT_MODEL;
-    /* --target may list several (htp,gpu): the original runs once */
+    /* --target may list several lowerings (htp,gpu: each on its own;
+     * htp+gpu: one joint lowering): the original runs once */
     if (cl.target_name && strchr(cl.target_name, ','))
         targets = cli_split_list(cl.target_name, &n_targets);
-    if (targets && n_targets)
-        cl.target_name = targets[0];
     if (!cli_lower_setup(&cl, ctx, "check") || !(orig = cli_load(ctx, path)) || !cli_fix_dims(ctx, orig, &ci, "check"))
         goto free_all;
     carve_graph_id g = carve_model_main_graph(orig);
@@ -150,15 +151,12 @@ int cmd_check(int argc, char **argv)
     carve_model_trim(orig); /* run once: its buffers would only add to the lowered run's */
     rc = EXIT_OK;
     for (size_t ti = 0; ti < (n_targets ? n_targets : 1) && rc != EXIT_USAGE; ti++) {
-        if (ti) {
-            carve_target_free(cl.target);
-            cl.target = NULL;
-            if (carve_target_builtin(ctx, targets[ti], &cl.target) != CARVE_OK) {
-                fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
-                rc = EXIT_MODEL;
-                break;
-            }
+        if (ti && !cli_lower_targets(&cl, ctx, "check", targets[ti])) {
+            rc = EXIT_MODEL;
+            break;
         }
+        char tn[512];
+        cli_lower_name(&cl, tn, sizeof tn);
         carve_model_free(low);
         carve_report_free(rep);
         rep = NULL;
@@ -166,9 +164,9 @@ int cmd_check(int argc, char **argv)
             rc = EXIT_MODEL;
             break;
         }
-        if (carve_lower(low, cl.target, &cl.opts, &rep) != CARVE_OK) {
-            fprintf(stderr, "carve check: lowering for %s failed: %s\n", carve_target_name(cl.target),
-                    carve_errmsg(ctx));
+        if (carve_lower_targets(low, (const carve_target *const *)cl.targets, cl.n_targets, &cl.opts, &rep) !=
+            CARVE_OK) {
+            fprintf(stderr, "carve check: lowering for %s failed: %s\n", tn, carve_errmsg(ctx));
             rc = EXIT_MODEL;
             continue;
         }
@@ -204,14 +202,13 @@ int cmd_check(int argc, char **argv)
         }
         carve_model_use_reference(low, reference);
         if (carve_model_run_target(low, cl.target, in, o2) != CARVE_OK) {
-            fprintf(stderr, "carve check: running the model lowered for %s: %s\n", carve_target_name(cl.target),
-                    carve_errmsg(ctx));
+            fprintf(stderr, "carve check: running the model lowered for %s: %s\n", tn, carve_errmsg(ctx));
             rc = EXIT_MODEL;
             continue;
         }
         for (size_t i = 0; i < n_out; i++) {
             const char *name = carve_value_name(orig, carve_graph_output(orig, g, i));
-            if (compare(name, carve_target_name(cl.target), o1[i], o2[i], atol, rtol) != EXIT_OK)
+            if (compare(name, tn, o1[i], o2[i], atol, rtol) != EXIT_OK)
                 rc = EXIT_MODEL;
         }
     }

@@ -10,12 +10,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carve lower MODEL (--target NAME | --target-file FILE) -o OUT.onnx\n"
+    fprintf(f, "usage: carve lower MODEL (--target T[+T...] | --target-file FILE...) -o OUT.onnx\n"
                "                   [--report REPORT.json] [--export-partitions DIR] [options]\n\n"
                "Lowers MODEL for an accelerator: every node the target can take goes into as\n"
                "few delegate partitions as the graph allows, the target's rules are applied to\n"
                "the real partitions, and every other node stays on CPU (decomposed when the CPU\n"
-               "profile lacks it). Writes the lowered ONNX model, where each partition is an\n"
+               "profile lacks it). With several targets (htp+gpu) each node goes to the first that\n"
+               "takes it, then the next, then the CPU. Writes the lowered ONNX model, where each partition is an\n"
                "ai.carve Delegate node carrying its subgraph, and says why each node went where.\n\n"
                "  -o, --output FILE        the lowered model ('-': standard output)\n"
                "  --report FILE            the JSON report (docs/report.md; '-': standard output)\n"
@@ -72,7 +73,7 @@ int cmd_lower(int argc, char **argv)
         rc = cli_usage_error("lower", !path ? "no model given" : "no output given (-o OUT.onnx)");
         goto done;
     }
-    if (!cli_lower_check(&cl, "lower")) {
+    if (!cli_lower_check(&cl, "lower", false)) {
         rc = EXIT_USAGE;
         goto done;
     }
@@ -86,7 +87,7 @@ int cmd_lower(int argc, char **argv)
     rc = EXIT_MODEL;
     if (!cli_lower_setup(&cl, ctx, "lower") || !(m = cli_load(ctx, path)) || !cli_fix_dims(ctx, m, &ci, "lower"))
         goto free_all;
-    if (carve_lower(m, cl.target, &cl.opts, &rep) != CARVE_OK) {
+    if (carve_lower_targets(m, (const carve_target *const *)cl.targets, cl.n_targets, &cl.opts, &rep) != CARVE_OK) {
         fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
         goto free_all;
     }

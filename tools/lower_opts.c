@@ -1,4 +1,5 @@
 /* lower_opts.c: the lowering options `carve lower` and `carve check` share. */
+#define _POSIX_C_SOURCE 200809L
 #include "lower_opts.h"
 
 #include <stdlib.h>
@@ -43,11 +44,45 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         ++*i;                                               \
     } while (0)
     if (!strcmp(a, "--target")) {
-        NEED("a target name (htp, gpu, lpai, cpu, or a loaded backend's)");
+        NEED("a target name (htp, gpu, lpai, cpu, or a loaded backend's; htp+gpu: several in priority order)");
         cl->target_name = val;
     } else if (!strcmp(a, "--target-file")) {
         NEED("a JSON profile");
-        cl->target_file = val;
+        if (cl->n_target_files == CLI_MAX_TARGETS) {
+            cli_usage_error(cmd, "--target-file: at most %d profiles", CLI_MAX_TARGETS);
+            return -1;
+        }
+        cl->target_files[cl->n_target_files++] = val;
+    } else if (!strcmp(a, "--skip-on")) {
+        NEED("TARGET:NODE[,NODE...]");
+        const char *colon = strchr(val, ':');
+        if (!colon || colon == val || !colon[1]) {
+            cli_usage_error(cmd, "--skip-on: '%s' is not TARGET:NODE[,NODE...]", val);
+            return -1;
+        }
+        size_t k = 0;
+        char **nodes = cli_split_list(colon + 1, &k);
+        char *tname = strndup(val, (size_t)(colon - val));
+        carve_skip_on *more = realloc(cl->skip_on, (cl->n_skip_on + k + 1) * sizeof *more);
+        char **strs = realloc(cl->skip_strs, (cl->n_skip_strs + k + 2) * sizeof *strs);
+        if (more)
+            cl->skip_on = more;
+        if (strs)
+            cl->skip_strs = strs;
+        if (!nodes || !tname || !more || !strs) {
+            free(tname);
+            for (size_t j = 0; nodes && j < k; j++)
+                free(nodes[j]);
+            free(nodes);
+            cli_usage_error(cmd, "out of memory");
+            return -1;
+        }
+        cl->skip_strs[cl->n_skip_strs++] = tname;
+        for (size_t j = 0; j < k; j++) {
+            cl->skip_strs[cl->n_skip_strs++] = nodes[j];
+            cl->skip_on[cl->n_skip_on++] = (carve_skip_on){tname, nodes[j]};
+        }
+        free(nodes);
     } else if (!strcmp(a, "--cpu-profile")) {
         NEED("core, full or a JSON profile");
         cl->cpu_profile = val;
@@ -100,14 +135,16 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
     return 1;
 }
 
-bool cli_lower_check(const cli_lower *cl, const char *cmd)
+bool cli_lower_check(const cli_lower *cl, const char *cmd, bool lists)
 {
-    if (!cl->target_name && !cl->target_file) {
+    if (!cl->target_name && !cl->n_target_files) {
         cli_usage_error(cmd, "give --target NAME or --target-file FILE");
         return false;
     }
-    if (cl->target_name && cl->target_file) {
-        cli_usage_error(cmd, "give --target or --target-file, not both");
+    if (cl->target_name && !lists && strchr(cl->target_name, ',')) {
+        cli_usage_error(cmd, "--target %s: one lowering takes one priority list: give several targets with '+' "
+                             "(htp+gpu: each node on the first that takes it); 'carve check --target htp,gpu' "
+                             "checks each target on its own", cl->target_name);
         return false;
     }
     return true;
@@ -115,24 +152,90 @@ bool cli_lower_check(const cli_lower *cl, const char *cmd)
 
 carve_status cli_lower_protect(const cli_lower *cl, carve_outputs *o)
 {
-    carve_status s = carve_outputs_protect(o, cl->target_file, "target profile");
+    carve_status s = CARVE_OK;
+    for (size_t i = 0; i < cl->n_target_files && !s; i++)
+        s = carve_outputs_protect(o, cl->target_files[i], "target profile");
     if (!s && cl->cpu_profile && strcmp(cl->cpu_profile, "core") && strcmp(cl->cpu_profile, "full"))
         s = carve_outputs_protect(o, cl->cpu_profile, "CPU profile");
     return s;
 }
 
+static void free_targets(cli_lower *cl)
+{
+    for (size_t i = 0; i < cl->n_targets; i++)
+        carve_target_free(cl->targets[i]);
+    cl->n_targets = 0;
+    cl->target = NULL;
+}
+
+bool cli_lower_targets(cli_lower *cl, carve_ctx *ctx, const char *cmd, const char *group)
+{
+    free_targets(cl);
+    size_t k = 0;
+    char **names = NULL;
+    if (group) {
+        /* '+' separates the targets of one priority list */
+        char *g = strdup(group);
+        for (char *p = g; p && *p; p++)
+            if (*p == '+')
+                *p = ',';
+        names = g ? cli_split_list(g, &k) : NULL;
+        free(g);
+        if (!names) {
+            fprintf(stderr, "carve %s: out of memory\n", cmd);
+            return false;
+        }
+    }
+    bool ok = true;
+    if (k + cl->n_target_files > CLI_MAX_TARGETS) {
+        cli_usage_error(cmd, "at most %d targets in one priority list", CLI_MAX_TARGETS);
+        ok = false;
+    }
+    for (size_t i = 0; ok && i < k + cl->n_target_files; i++) {
+        carve_status s = i < k ? carve_target_builtin(ctx, names[i], &cl->targets[cl->n_targets])
+                               : carve_target_load_file(ctx, cl->target_files[i - k], &cl->targets[cl->n_targets]);
+        if (s) {
+            fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
+            ok = false;
+        } else {
+            cl->n_targets++;
+        }
+    }
+    for (size_t i = 0; i < k; i++)
+        free(names[i]);
+    free(names);
+    if (!ok)
+        free_targets(cl);
+    cl->target = cl->n_targets ? cl->targets[0] : NULL;
+    return ok && cl->n_targets;
+}
+
+const char *cli_lower_name(const cli_lower *cl, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < cl->n_targets && n + 1 < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? "+" : "", carve_target_name(cl->targets[i]));
+    return buf;
+}
+
 bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
 {
-    if (!cli_lower_check(cl, cmd))
+    if (!cli_lower_check(cl, cmd, true))
         return false;
     if (!cli_backends_load(ctx, &cl->backends, cmd))
         return false;
-    carve_status s = cl->target_file ? carve_target_load_file(ctx, cl->target_file, &cl->target)
-                                     : carve_target_builtin(ctx, cl->target_name, &cl->target);
-    if (s) {
-        fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
-        return false;
+    /* the first priority list (check takes the others in turn) */
+    char first[512] = "";
+    if (cl->target_name) {
+        snprintf(first, sizeof first, "%s", cl->target_name);
+        char *comma = strchr(first, ',');
+        if (comma)
+            *comma = 0;
     }
+    if (!cli_lower_targets(cl, ctx, cmd, cl->target_name ? first : NULL))
+        return false;
+    carve_status s = CARVE_OK;
     if (cl->cpu_profile) {
         if (!strcmp(cl->cpu_profile, "core"))
             s = carve_target_builtin(ctx, "cpu", &cl->cpu);
@@ -150,6 +253,8 @@ bool cli_lower_setup(cli_lower *cl, carve_ctx *ctx, const char *cmd)
     cl->opts.n_cpu_nodes = cl->n_cpu_nodes;
     cl->opts.cpu_ops = (const char *const *)cl->cpu_ops;
     cl->opts.n_cpu_ops = cl->n_cpu_ops;
+    cl->opts.skip_on = cl->skip_on;
+    cl->opts.n_skip_on = cl->n_skip_on;
     return true;
 }
 
@@ -171,13 +276,21 @@ void cli_lower_free(cli_lower *cl)
         free(cl->cpu_ops[i]);
     free(cl->cpu_nodes);
     free(cl->cpu_ops);
-    carve_target_free(cl->target);
+    for (size_t i = 0; i < cl->n_skip_strs; i++)
+        free(cl->skip_strs[i]);
+    free(cl->skip_strs);
+    free(cl->skip_on);
+    free_targets(cl);
     carve_target_free(cl->cpu);
 }
 
 const char *cli_lower_help =
-    "  --target NAME           a built-in target: htp, gpu, lpai (cpu: everything on CPU)\n"
-    "  --target-file FILE      a target profile of your own (docs/targets.md)\n"
+    "  --target NAME           a built-in target: htp, gpu, lpai (cpu: everything on CPU);\n"
+    "                          htp+gpu: several in priority order, each node on the first that\n"
+    "                          takes it (docs/multi-target.md)\n"
+    "  --target-file FILE      a target profile of your own (docs/targets.md); repeatable: the\n"
+    "                          profiles follow the --target names in the priority list\n"
+    "  --skip-on T:NODE,...    keep these nodes off target T (they may go to the next target)\n"
     "  --backend-lib PATH      load a backend from a shared object (docs/backends.md); a target\n"
     "                          named like it uses it, with the profile it brings (repeatable)\n"
     "  --cpu-profile P         the CPU fallback's ops: core (default), full, or a JSON profile\n"
