@@ -103,6 +103,51 @@ static void layer_norm(const ln_case *c)
     carve_model_free(m);
 }
 
+/* QuantizeLinear then DequantizeLinear of v (the k-th pair). */
+static carve_value_id qdq(carve_model *m, carve_value_id v, carve_value_id scale, carve_value_id zero, int k)
+{
+    char qn[16], dn[16], qo[16], dq[16];
+    snprintf(qn, sizeof qn, "q%d", k);
+    snprintf(dn, sizeof dn, "dq%d", k);
+    snprintf(qo, sizeof qo, "qv%d", k);
+    snprintf(dq, sizeof dq, "dv%d", k);
+    carve_value_id qin[3] = {v, scale, zero};
+    carve_value_id q = ft_op(m, 0, "QuantizeLinear", qn, 3, qin, qo);
+    carve_value_id din[3] = {q, scale, zero};
+    return ft_op(m, 0, "DequantizeLinear", dn, 3, din, dq);
+}
+
+/* A quantized chain: x * Clip(x + 3, 0, 6) / 6 with each op's output
+ * quantized and dequantized (QDQ node units, as quantize_static writes
+ * them). Q/DQ are never members, so nothing is recomposed across them. */
+static void hard_swish_qdq(void)
+{
+    carve_model *m = ft_model(ctx, 17);
+    int64_t xd[2] = {4, 5};
+    carve_value_id x = ft_input(m, 0, "x", CARVE_FLOAT, 2, xd);
+    float sc = 0.05f;
+    uint8_t zp = 128;
+    carve_value_id scale = carve_graph_add_initializer(m, 0, "s", CARVE_FLOAT, 0, NULL, &sc, 4);
+    carve_value_id zero = carve_graph_add_initializer(m, 0, "z", CARVE_UINT8, 0, NULL, &zp, 1);
+    carve_value_id xq = qdq(m, x, scale, zero, 0);
+    carve_value_id a_in[2] = {xq, scalar_f(m, "three", CARVE_FLOAT, 3)};
+    carve_value_id a = qdq(m, ft_op(m, 0, "Add", "add", 2, a_in, "a"), scale, zero, 1);
+    carve_value_id c_in[3] = {a, scalar_f(m, "lo", CARVE_FLOAT, 0), scalar_f(m, "hi", CARVE_FLOAT, 6)};
+    carve_value_id c = qdq(m, ft_op(m, 0, "Clip", "clip", 3, c_in, "c"), scale, zero, 2);
+    carve_value_id m_in[2] = {c, xq};
+    carve_value_id p = qdq(m, ft_op(m, 0, "Mul", "mul", 2, m_in, "p"), scale, zero, 3);
+    carve_value_id d_in[2] = {p, scalar_f(m, "k", CARVE_FLOAT, 6.0)};
+    carve_graph_add_output(m, 0, ft_op(m, 0, "Div", "scale", 2, d_in, "y"));
+    cv_val *inputs[1] = {ot_random(CARVE_FLOAT, 2, xd, 7, -5, 5)};
+    carve_fold_opts fo = {0, true};
+    carve_fold_stats st;
+    ft_fold_check(m, inputs, &fo, 0, 0, &st, "quantized HardSwish chain");
+    OT_CHECK(st.recomposed == 0 && ft_count(m, "HardSwish") == 0 && ft_count(m, "QuantizeLinear") == 4,
+             "quantized HardSwish chain: not recomposed across its Q/DQ nodes (%u)", st.recomposed);
+    cv_val_unref(inputs[0]);
+    carve_model_free(m);
+}
+
 /* x * Clip(x + 3, lo, hi) / 6, or x * HardSigmoid(x). */
 static void hard_swish(const char *what, bool hsig, double three, double hi, bool mul_sixth, int64_t opset,
                        bool expect)
@@ -307,6 +352,7 @@ int main(void)
     hard_swish("near miss: Clip to 5", false, 3, 5, false, 14, false);
     hard_swish("near miss: x + 2", false, 2, 6, false, 14, false);
     hard_swish("near miss: opset 13 has no HardSwish", false, 3, 6, false, 13, false);
+    hard_swish_qdq();
     gelu("gelu, erf form", false, 1.4142135623730951, 20, true);
     gelu("gelu, tanh form", true, 0, 20, true);
     gelu("near miss: x / 1.5", false, 1.5, 20, false);
