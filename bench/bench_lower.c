@@ -6,9 +6,14 @@
  * time_ms; report_ms is the rest of carve_lower's wall time, after the
  * report's "total": building the report itself.
  *
- *   bench_lower [--max N] [--shape chain|dag|transformer|all]
+ *   bench_lower [--max N] [--shape chain|dag|transformer|all] [--carve PATH]
+ *               [--in-memory] [--keep]
+ *
+ * --carve: the carve binary for the whole-command figures (default: ../carve
+ * beside this program); --in-memory: leave those out; --keep: keep the last
+ * model, its lowering and report in the temporary folder (printed).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include "carve.h"
 
 #include <cjson/cJSON.h>
@@ -17,7 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t rs = 12345;
 static uint32_t rnd(uint32_t n)
@@ -72,7 +80,9 @@ static carve_model *chain(carve_ctx *ctx, uint32_t n)
     return m;
 }
 
-/* Layers of random Adds over earlier values, 10% of nodes unsupported. */
+/* Layers of random Adds over earlier values; 10% of nodes are Tanh, kept on
+ * CPU (--cpu-ops Tanh), cutting the DAG into many partitions with many
+ * outputs each. */
 static carve_model *dag(carve_ctx *ctx, uint32_t n)
 {
     carve_value_id x;
@@ -84,7 +94,7 @@ static carve_model *dag(carve_ctx *ctx, uint32_t n)
         /* prefer recent values: a layered, deep-ish DAG */
         uint32_t span = nv < 64 ? nv : 64;
         carve_value_id a = vals[nv - 1 - rnd(span)], b = vals[nv - 1 - rnd(span)];
-        vals[nv++] = rnd(10) == 0 ? op1(m, "Sinh", a, k) : op2(m, "Add", a, b, k);
+        vals[nv++] = rnd(10) == 0 ? op1(m, "Tanh", a, k) : op2(m, "Add", a, b, k);
     }
     for (uint32_t k = nv > 8 ? nv - 8 : 0; k < nv; k++)
         carve_graph_add_output(m, 0, vals[k]);
@@ -150,16 +160,77 @@ static carve_model *transformer(carve_ctx *ctx, uint32_t n, const char ***skip, 
 
 static double num(const cJSON *o, const char *k) { return cJSON_GetObjectItem(o, k)->valuedouble; }
 
+/* Runs argv as a child process; returns its wall time in ms and its peak
+ * RSS in MiB, or a negative time when it fails. */
+static double run_child(char **argv, double *peak_mib)
+{
+    double t0 = now_ms();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0)
+            dup2(fd, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+        return -1;
+    *peak_mib = (double)ru.ru_maxrss / 1024.0;
+    return now_ms() - t0;
+}
+
+static double exponent(double t0, double n0, double t1, double n1)
+{
+    return n1 > n0 && t0 > 0 ? log(t1 / t0) / log(n1 / n0) : NAN;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t max = 1000000;
-    const char *which = "all";
+    const char *which = "all", *carve_bin = NULL;
+    bool whole = true, keep = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max") && i + 1 < argc)
             max = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--shape") && i + 1 < argc)
             which = argv[++i];
+        else if (!strcmp(argv[i], "--carve") && i + 1 < argc)
+            carve_bin = argv[++i];
+        else if (!strcmp(argv[i], "--keep"))
+            keep = true;
+        else if (!strcmp(argv[i], "--in-memory"))
+            whole = false;
+        else {
+            fprintf(stderr, "usage: bench_lower [--max N] [--shape chain|dag|transformer|all] [--carve PATH] "
+                            "[--in-memory] [--keep]\n");
+            return 2;
+        }
     }
+    /* the carve binary: beside this one's folder (build/bench/.. = build) */
+    char bin[4096];
+    if (!carve_bin) {
+        snprintf(bin, sizeof bin, "%s", argv[0]);
+        char *slash = strrchr(bin, '/');
+        size_t k = slash ? (size_t)(slash - bin) : 0;
+        snprintf(bin + k, sizeof bin - k, "%s../carve", slash ? "/" : "");
+        carve_bin = bin;
+    }
+    if (whole && access(carve_bin, X_OK) != 0) {
+        fprintf(stderr, "bench_lower: no carve binary at %s (give --carve PATH or --in-memory)\n", carve_bin);
+        return 2;
+    }
+    char dir[] = "/tmp/bench_lower.XXXXXX";
+    if (whole && !mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char in_path[64], out_path[64], rep_path[64], skip_path[64];
+    snprintf(in_path, sizeof in_path, "%s/in.onnx", dir);
+    snprintf(out_path, sizeof out_path, "%s/out.onnx", dir);
+    snprintf(rep_path, sizeof rep_path, "%s/report.json", dir);
+    snprintf(skip_path, sizeof skip_path, "@%s/cpu_nodes.txt", dir);
     static const uint32_t sizes[] = {1000, 10000, 43000, 100000, 300000, 1000000};
     static const char *shapes[] = {"chain", "dag", "transformer"};
     carve_ctx *ctx = carve_ctx_new();
@@ -168,19 +239,50 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", carve_errmsg(ctx));
         return 1;
     }
-    printf("%-12s %9s %6s %6s %9s %9s %9s %9s %9s %9s %9s %9s\n", "shape", "nodes", "parts", "rounds", "fold_ms",
-           "infer_ms", "part_ms", "decomp_ms", "deleg_ms", "report_ms", "total_ms", "peak_MiB");
+    printf("in memory: carve_lower on a model built in memory (time_ms of the report; report_ms: building it);\n"
+           "whole: the carve binary, `carve lower FILE --target htp -o OUT --report R.json`, start to exit,\n"
+           "reading the model written to a file first; peak: the process's max RSS\n");
+    printf("%-12s %8s %6s %6s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "shape", "nodes", "parts", "rounds",
+           "fold_ms", "infer_ms", "part_ms", "decomp", "deleg_ms", "rep_ms", "total_ms", "peak_MiB", "whole_ms",
+           "wpeak_MiB");
     for (size_t s = 0; s < 3; s++) {
         if (strcmp(which, "all") && strcmp(which, shapes[s]))
             continue;
-        double first_t = 0, first_n = 0, last_t = 0, last_n = 0;
+        double n_1k = 0, t_1k = 0, w_1k = 0, n_43k = 0, t_43k = 0, w_43k = 0, n_last = 0, t_last = 0, w_last = 0;
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes && sizes[k] <= max; k++) {
             const char **skip = NULL;
             size_t n_skip = 0;
             carve_model *m = s == 0 ? chain(ctx, sizes[k]) : s == 1 ? dag(ctx, sizes[k])
                                                                     : transformer(ctx, sizes[k], &skip, &n_skip);
             size_t nodes = carve_graph_node_count(m, 0);
+            static const char *tanh_op[] = {"Tanh"};
             carve_lower_opts o = {.cpu_nodes = skip, .n_cpu_nodes = n_skip};
+            if (s == 1)
+                o.cpu_ops = tanh_op, o.n_cpu_ops = 1;
+            double wms = NAN, wpeak = NAN;
+            if (whole) {
+                FILE *f = n_skip ? fopen(skip_path + 1, "w") : NULL;
+                for (size_t i = 0; f && i < n_skip; i++)
+                    fprintf(f, "%s\n", skip[i]);
+                if (f)
+                    fclose(f);
+                if (carve_model_save_file(m, in_path, NULL)) {
+                    fprintf(stderr, "%s\n", carve_errmsg(ctx));
+                    return 1;
+                }
+                char *cmd[16] = {(char *)carve_bin, "lower", in_path, "--target", "htp", "-o", out_path,
+                                 "--report", rep_path};
+                int nc = 9;
+                if (s == 1)
+                    cmd[nc++] = "--cpu-ops", cmd[nc++] = "Tanh";
+                if (n_skip)
+                    cmd[nc++] = "--cpu-nodes", cmd[nc++] = skip_path;
+                wms = run_child(cmd, &wpeak);
+                if (wms < 0) {
+                    fprintf(stderr, "%s %u: carve lower failed\n", shapes[s], sizes[k]);
+                    return 1;
+                }
+            }
             carve_report *r = NULL;
             double t0 = now_ms();
             carve_status st = carve_lower(m, t, &o, &r);
@@ -193,14 +295,17 @@ int main(int argc, char **argv)
             const cJSON *tm = cJSON_GetObjectItem(j, "time_ms");
             struct rusage ru;
             getrusage(RUSAGE_SELF, &ru);
-            printf("%-12s %9zu %6d %6d %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", shapes[s], nodes,
-                   cJSON_GetArraySize(cJSON_GetObjectItem(j, "partitions")), cJSON_GetObjectItem(j, "rounds")->valueint,
-                   num(tm, "folding"), num(tm, "inference"), num(tm, "partitioning"), num(tm, "decomposition"),
-                   num(tm, "delegates"), wall - num(tm, "total"), wall, (double)ru.ru_maxrss / 1024.0);
+            printf("%-12s %8zu %6d %6d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f\n", shapes[s],
+                   nodes, cJSON_GetArraySize(cJSON_GetObjectItem(j, "partitions")),
+                   cJSON_GetObjectItem(j, "rounds")->valueint, num(tm, "folding"), num(tm, "inference"),
+                   num(tm, "partitioning"), num(tm, "decomposition"), num(tm, "delegates"), wall - num(tm, "total"),
+                   wall, (double)ru.ru_maxrss / 1024.0, wms, wpeak);
             fflush(stdout);
-            if (!first_n)
-                first_n = (double)nodes, first_t = wall;
-            last_n = (double)nodes, last_t = wall;
+            if (!n_1k)
+                n_1k = (double)nodes, t_1k = wall, w_1k = wms;
+            if (sizes[k] == 43000)
+                n_43k = (double)nodes, t_43k = wall, w_43k = wms;
+            n_last = (double)nodes, t_last = wall, w_last = wms;
             cJSON_Delete(j);
             carve_report_free(r);
             carve_model_free(m);
@@ -208,9 +313,20 @@ int main(int argc, char **argv)
                 free((char *)skip[i]);
             free(skip);
         }
-        if (last_n > first_n && first_t > 0)
-            printf("%-12s growth exponent %.2f (time ~ nodes^k between %.0f and %.0f nodes)\n", shapes[s],
-                   log(last_t / first_t) / log(last_n / first_n), first_n, last_n);
+        /* time ~ nodes^k: the slope of log time over log nodes */
+        if (n_last > n_1k)
+            printf("%-12s growth exponent from %.0f to %.0f nodes: in memory %.2f, whole %.2f\n", shapes[s], n_1k,
+                   n_last, exponent(t_1k, n_1k, t_last, n_last), exponent(w_1k, n_1k, w_last, n_last));
+        if (n_43k && n_last > n_43k)
+            printf("%-12s growth exponent from %.0f to %.0f nodes: in memory %.2f, whole %.2f\n", shapes[s], n_43k,
+                   n_last, exponent(t_43k, n_43k, t_last, n_last), exponent(w_43k, n_43k, w_last, n_last));
+        fflush(stdout);
+    }
+    if (whole && keep)
+        printf("the last model and its lowering are in %s\n", dir);
+    else if (whole) {
+        unlink(in_path), unlink(out_path), unlink(rep_path), unlink(skip_path + 1);
+        rmdir(dir);
     }
     carve_target_free(t);
     carve_ctx_free(ctx);

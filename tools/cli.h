@@ -41,6 +41,10 @@ void cli_inputs_free(cli_inputs *ci);
 /* Numbers are parsed strictly: digits only (no sign, blanks, base prefix
  * or trailing characters) and within range; false when s is not one. */
 bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* --threads N: sets carve_set_threads (process-wide). Returns like
+ * cli_inputs_arg. */
+int cli_threads_arg(const char *cmd, int argc, char **argv, int *i);
+extern const char *cli_threads_help;
 /* A byte count: digits with an optional k, M or G suffix (powers of 1024). */
 bool cli_parse_bytes(const char *s, size_t *out);
 /* A finite decimal number (no blanks, hex, inf or nan). */

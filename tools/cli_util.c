@@ -59,6 +59,26 @@ const char *cli_type_str(const carve_model *m, carve_value_id v, char *buf, size
     return buf;
 }
 
+int cli_threads_arg(const char *cmd, int argc, char **argv, int *i)
+{
+    if (strcmp(argv[*i], "--threads"))
+        return 0;
+    char *e = NULL;
+    long x = *i + 1 < argc ? strtol(argv[*i + 1], &e, 10) : 0;
+    if (!e || *e || x < 1 || x > 256) {
+        cli_usage_error(cmd, "--threads takes a count from 1 to 256%s%s%s", e ? " ('" : "", e ? argv[*i + 1] : "",
+                        e ? "')" : "");
+        return -1;
+    }
+    ++*i;
+    carve_set_threads((int)x);
+    return 1;
+}
+
+const char *cli_threads_help =
+    "  --threads N           threads of the CPU kernels' BLAS and of backends (default 1);\n"
+    "                        one setting for the whole process (carve_set_threads)\n";
+
 int cli_inputs_arg(cli_inputs *ci, const char *cmd, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];

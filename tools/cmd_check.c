@@ -24,8 +24,8 @@ static void usage(FILE *f)
                "  --atol A, --rtol R    tolerance (default 1e-4 and 1e-3; integers must match exactly)\n"
                "  -o OUT.onnx           also save the lowered model; what runs is that file, loaded back\n"
                "  --reference           run the lowered model's Delegates on the reference kernels\n"
-               "%s",
-            cli_lower_help);
+               "%s%s",
+            cli_threads_help, cli_lower_help);
 }
 
 static bool is_float(carve_dtype t)
@@ -83,6 +83,8 @@ int cmd_check(int argc, char **argv)
         int r = cli_lower_arg(&cl, "check", argc, argv, &i);
         if (r == 0)
             r = cli_inputs_arg(&ci, "check", argc, argv, &i);
+        if (r == 0)
+            r = cli_threads_arg("check", argc, argv, &i);
         if (r < 0) {
             rc = EXIT_USAGE;
             goto done;

@@ -22,6 +22,8 @@ static void usage(FILE *f)
                "  --report FILE            the JSON report (docs/report.md; '-': standard output)\n"
                "  --export-partitions DIR  also write each partition as a standalone model\n"
                "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n"
+               "  --threads N              threads of backends (default 1; one setting for the whole\n"
+               "                           process, carve_set_threads); folding uses one\n"
                "%s\n"
                "Outputs are written together (docs/files.md): each to a temporary file that is\n"
                "renamed into place once all are written, so a failure replaces none of them.\n"
@@ -45,6 +47,8 @@ int cmd_lower(int argc, char **argv)
         int r = cli_lower_arg(&cl, "lower", argc, argv, &i);
         if (r == 0 && !strcmp(a, "--dim"))
             r = cli_inputs_arg(&ci, "lower", argc, argv, &i);
+        if (r == 0)
+            r = cli_threads_arg("lower", argc, argv, &i);
         if (r < 0) {
             rc = EXIT_USAGE;
             goto done;

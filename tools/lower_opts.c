@@ -27,6 +27,44 @@ static bool append_list(char ***list, size_t *n, const char *val)
     return true;
 }
 
+/* The text of @FILE for --cpu-nodes, newlines made commas: lists of
+ * thousands of nodes exceed what one argument may hold. NULL: printed why. */
+static char *names_file(const char *cmd, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, k;
+    char chunk[1 << 16];
+    bool ok = f != NULL;
+    while (ok && (k = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + k + 1 > cap) {
+            cap = (len + k + 1) * 2;
+            char *nb = realloc(buf, cap);
+            ok = nb != NULL;
+            if (!ok)
+                break;
+            buf = nb;
+        }
+        memcpy(buf + len, chunk, k);
+        len += k;
+    }
+    ok = ok && !ferror(f);
+    if (f)
+        fclose(f);
+    if (ok && !buf)
+        ok = (buf = malloc(1)) != NULL;
+    if (!ok) {
+        cli_usage_error(cmd, "--cpu-nodes: cannot read '%s'", path);
+        free(buf);
+        return NULL;
+    }
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] == '\n' || buf[i] == '\r')
+            buf[i] = ',';
+    buf[len] = 0;
+    return buf;
+}
+
 int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -87,8 +125,13 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         NEED("core, full or a JSON profile");
         cl->cpu_profile = val;
     } else if (!strcmp(a, "--cpu-nodes")) {
-        NEED("a comma-separated list of node names");
-        if (!append_list(&cl->cpu_nodes, &cl->n_cpu_nodes, val)) {
+        NEED("a comma-separated list of node names or @FILE");
+        char *file = val[0] == '@' ? names_file(cmd, val + 1) : NULL;
+        if (val[0] == '@' && !file)
+            return -1;
+        bool ok = append_list(&cl->cpu_nodes, &cl->n_cpu_nodes, file ? file : val);
+        free(file);
+        if (!ok) {
             cli_usage_error(cmd, "out of memory");
             return -1;
         }
@@ -295,7 +338,8 @@ const char *cli_lower_help =
     "                          named like it uses it, with the profile it brings (repeatable)\n"
     "  --cpu-profile P         the CPU fallback's ops: core (default), full, or a JSON profile\n"
     "  --cpu-nodes A,B,...     keep these nodes on CPU (names as in the input model;\n"
-    "                          'carve inspect --nodes' lists them); their pieces stay on CPU too\n"
+    "                          'carve inspect --nodes' lists them); their pieces stay on CPU too;\n"
+    "                          @FILE reads the names from FILE, one a line (given twice: both)\n"
     "  --cpu-ops OP,OP,...     keep every node of these op types on CPU (given twice: both lists)\n"
     "  --dim NAME=VALUE        fix symbolic dim NAME (NPUs compile for static shapes; 0 to 2^40)\n"
     "  --min-partition-nodes N send partitions of fewer than N nodes to CPU (0 to 1000000)\n"

@@ -13,7 +13,7 @@
  * operands on their zero points and run the double path, which is exact. */
 #include "k_nn.h"
 
-#include <cblas.h>
+#include "blas.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -224,10 +224,10 @@ static bool gemm(bool dbl, bool ta, size_t M, size_t N, size_t K, const void *A,
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
         return false;
     if (dbl)
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, A,
+        cv_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0, A,
                     (int)lda, B, (int)ldb, beta, C, (int)ldc);
     else
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A,
+        cv_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, A,
                     (int)lda, B, (int)ldb, (float)beta, C, (int)ldc);
     return true;
 }

@@ -11,7 +11,7 @@
  * K that fits in memory. */
 #include "k_nn.h"
 
-#include <cblas.h>
+#include "blas.h"
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -188,10 +188,10 @@ static bool gemm1(wkind k, bool ta, bool tb, size_t M, size_t N, size_t K, doubl
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
         return false;
     if (k == W_F32)
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+        cv_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
                     (int)K, (float)alpha, A, (int)lda, B, (int)ldb, (float)beta, C, (int)ldc);
     else
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+        cv_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
                     (int)K, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
     return true;
 }

@@ -8,7 +8,7 @@
  * their sequence_lens length stop updating; their Y entries stay zero. */
 #include "ops.h"
 
-#include <cblas.h>
+#include "blas.h"
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
@@ -49,7 +49,7 @@ typedef struct {
 #define REAL float
 #define NATIVE CARVE_FLOAT
 #define SUF f32
-#define GEMM cblas_sgemm
+#define GEMM cv_sgemm
 #define EXP expf
 #define TANH tanhf
 #define LOG1P log1pf
@@ -65,7 +65,7 @@ typedef struct {
 #define REAL double
 #define NATIVE CARVE_DOUBLE
 #define SUF f64
-#define GEMM cblas_dgemm
+#define GEMM cv_dgemm
 #define EXP exp
 #define TANH tanh
 #define LOG1P log1p

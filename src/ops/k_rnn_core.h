@@ -3,7 +3,7 @@
  *   REAL    float / double (the compute type)
  *   NATIVE  CARVE_FLOAT / CARVE_DOUBLE (tensors of that dtype are used in place)
  *   SUF     f32 / f64 (suffix of the functions defined here)
- *   GEMM    cblas_sgemm / cblas_dgemm
+ *   GEMM    cv_sgemm / cv_dgemm (blas.h)
  *   EXP, TANH, LOG1P  the math functions of REAL.
  * float16 and bfloat16 nodes compute in float32. */
 

@@ -17,6 +17,7 @@
  * The rewrites that are folding in disguise live in fold_qdq.c, fuse.c and
  * dce.c; cv_fold_run() spells the pipeline out. */
 #include "passes.h"
+#include "../ops/blas.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,7 @@ carve_status cv_fold_kernel(carve_model *m, carve_node_id n, cv_val **in, uint32
     for (uint32_t j = 0; j < n_out; j++)
         out[j] = NULL;
     cv_kctx k = {m, n, carve_model_opset(m, nd->domain), NULL};
+    cv_blas_threads(1); /* folding's GEMMs are small: no BLAS threads (blas.h) */
     carve_ctx saved = *m->ctx; /* a kernel failing here is not an error of folding */
     carve_status s = def->kernel(&k, in, n_in, out, n_out);
     if (s) {

@@ -1,6 +1,7 @@
 /* run.c: the public run API: tensors and carve_model_run with input checks
  * (dtype, rank, static dims, consistent binding of symbolic dims). */
 #include "runtime.h"
+#include "../ops/blas.h"
 
 #include <string.h>
 
@@ -107,6 +108,7 @@ carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve
     if (s)
         return s;
     ip.target = t;
+    cv_blas_threads(carve_get_threads()); /* the runtime's thread count (blas.h) */
     s = cv_interp_run(&ip, 0, (cv_val **)inputs, outputs);
     cv_interp_free(&ip);
     return s;
