@@ -93,8 +93,37 @@ carve_status cv_names_assign(carve_model *m)
             continue;
         if (!n->name || !*n->name)
             n->named_by_carve = true;
-        keys[k++] = (name_key){i, base_name(m, n), first_output_name(m, n), graph_path(m, n->graph)};
+        keys[k++] = (name_key){i, base_name(m, n), first_output_name(m, n), NULL};
     }
+    if (cv_model_nomem(m)) {
+        cv_free(keys);
+        return CARVE_ERR_NOMEM;
+    }
+    /* A node whose base name no other new node has and no node holds yet
+     * claims it now: leaders never compete with each other, so only the
+     * nodes of shared names need the sort that orders them (most models
+     * have none). */
+    cv_strmap seen = {0};
+    bool ok = true;
+    for (uint32_t i = 0; i < n_new && ok; i++) {
+        uint32_t c = cv_strmap_get(&seen, keys[i].base);
+        ok = cv_strmap_put(&seen, keys[i].base, c == CARVE_NONE ? 1 : 2);
+    }
+    uint32_t n_rest = 0;
+    for (uint32_t i = 0; i < n_new && ok; i++) {
+        if (cv_strmap_get(&seen, keys[i].base) == 1 && cv_strmap_get(&m->node_names, keys[i].base) == CARVE_NONE)
+            ok = claim(m, keys[i].id, keys[i].base) != NULL;
+        else
+            keys[n_rest++] = keys[i];
+    }
+    cv_strmap_free(&seen);
+    if (!ok) {
+        cv_free(keys);
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");
+    }
+    n_new = n_rest;
+    for (uint32_t i = 0; i < n_new; i++) /* the path orders nodes of one name only */
+        keys[i].path = graph_path(m, m->nodes[keys[i].id].graph);
     if (cv_model_nomem(m)) {
         cv_free(keys);
         return CARVE_ERR_NOMEM;

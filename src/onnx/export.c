@@ -25,11 +25,18 @@ typedef struct ex {
     size_t ext_min;
     uint64_t ext_off;
     bool io_failed;
+    uint32_t *out_of;     /* per value: 1 + the graph whose outputs were last marked with it */
 } ex;
 
 #define A (&e->a)
 
-static char *s_dup(ex *e, const char *s) { return s ? cv_arena_strdup(A, s) : NULL; }
+/* The model's strings outlive the messages built from them, which protobuf-c
+ * only reads: no copy. */
+static char *s_dup(ex *e, const char *s)
+{
+    (void)e;
+    return (char *)s;
+}
 
 /* A length-delimited raw field holding `b` (adds the length prefix). */
 static cv_rawfield raw_len(ex *e, uint32_t tag, cv_bytes b)
@@ -67,8 +74,8 @@ static Onnx__StringStringEntryProto *kv(ex *e, const char *k, const char *v)
     if (!p)
         return NULL;
     *p = (Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT;
-    p->key = s_dup(e, k);
-    p->value = s_dup(e, v);
+    p->key = k ? cv_arena_strdup(A, k) : NULL; /* v may be a buffer on the stack */
+    p->value = v ? cv_arena_strdup(A, v) : NULL;
     return p;
 }
 
@@ -263,14 +270,6 @@ static Onnx__NodeProto *node(ex *e, carve_node_id id)
     return p;
 }
 
-static bool is_output_of(const cv_graph *g, carve_value_id v)
-{
-    for (uint32_t i = 0; i < g->outputs.n; i++)
-        if (g->outputs.v[i] == v)
-            return true;
-    return false;
-}
-
 static Onnx__GraphProto *graph(ex *e, carve_graph_id g)
 {
     const carve_model *m = e->m;
@@ -298,7 +297,11 @@ static Onnx__GraphProto *graph(ex *e, carve_graph_id g)
     for (uint32_t i = 0; p->output && i < gr->outputs.n; i++)
         p->output[i] = value_info(e, gr->outputs.v[i]);
     /* value_info: every node output of this graph with a known type, in node
-     * order, except graph outputs (described above). */
+     * order, except graph outputs (described above). Outputs are marked
+     * first, so telling them apart costs one look-up per value; subgraphs
+     * were all exported above and mark again only inside their own call. */
+    for (uint32_t i = 0; e->out_of && i < gr->outputs.n; i++)
+        e->out_of[gr->outputs.v[i]] = g + 1;
     size_t nvi = 0;
     for (uint32_t pass = 0; pass < 2; pass++) {
         if (pass == 1) {
@@ -312,7 +315,7 @@ static Onnx__GraphProto *graph(ex *e, carve_graph_id g)
             const cv_node *n = &m->nodes[gr->nodes.v[i]];
             for (uint32_t j = 0; j < n->n_out; j++) {
                 carve_value_id v = n->out[j];
-                if (v == CARVE_NONE || is_output_of(gr, v))
+                if (v == CARVE_NONE || (e->out_of && e->out_of[v] == g + 1))
                     continue;
                 const cv_value *x = &m->values[v];
                 if (x->type.kind == CARVE_TYPE_UNKNOWN && !x->raw.n && !x->doc)
@@ -367,6 +370,7 @@ static Onnx__ModelProto *model(ex *e)
 static carve_status pack(ex *e, void **out, size_t *size)
 {
     carve_ctx *ctx = e->m->ctx;
+    e->out_of = cv_arena_alloc(A, ((size_t)e->m->n_values + 1) * sizeof *e->out_of);
     Onnx__ModelProto *p = model(e);
     if (!p || e->a.failed)
         return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory while saving");

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -317,6 +318,26 @@ static carve_status type_from_proto(imp *im, const Onnx__TypeProto *tp, cv_type 
 
 static bool type_known(const cv_type *t) { return t->kind != CARVE_TYPE_UNKNOWN; }
 
+/* Concatenates the strings up to NULL into buf (truncated to n - 1 bytes):
+ * the labels errors would name are made for every value and node, so they
+ * are copied, not formatted. */
+static const char *cat(char *buf, size_t n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    size_t k = 0;
+    for (const char *p; (p = va_arg(ap, const char *)) != NULL;) {
+        size_t l = strlen(p);
+        if (l > n - 1 - k)
+            l = n - 1 - k;
+        memcpy(buf + k, p, l);
+        k += l;
+    }
+    va_end(ap);
+    buf[k] = 0;
+    return buf;
+}
+
 /* Applies a ValueInfoProto to value v. A second description must not
  * contradict the first in element type. */
 static carve_status apply_value_info(imp *im, carve_value_id v, const Onnx__ValueInfoProto *vi,
@@ -324,7 +345,7 @@ static carve_status apply_value_info(imp *im, carve_value_id v, const Onnx__Valu
 {
     cv_type t;
     char where[300];
-    snprintf(where, sizeof where, "%s '%s'", what, vi->name);
+    cat(where, sizeof where, what, " '", vi->name ? vi->name : "(null)", "'", (const char *)NULL);
     carve_status s = type_from_proto(im, vi->type, &t, where);
     if (s)
         return s;
@@ -347,14 +368,16 @@ static carve_status apply_value_info(imp *im, carve_value_id v, const Onnx__Valu
 
 static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_graph_id g, int depth);
 
-static const char *node_label(imp *im, const Onnx__NodeProto *np, size_t idx)
+/* How errors name node idx, into buf. */
+static const char *node_label(const Onnx__NodeProto *np, size_t idx, char *buf, size_t n)
 {
     if (np->name && *np->name)
-        return cv_arena_printf(&M->arena, "node '%s' (%s)", np->name, np->op_type);
+        return cat(buf, n, "node '", np->name, "' (", np->op_type, ")", (const char *)NULL);
     for (size_t i = 0; i < np->n_output; i++)
         if (*np->output[i])
-            return cv_arena_printf(&M->arena, "node %s_%s (%s)", np->op_type, np->output[i], np->op_type);
-    return cv_arena_printf(&M->arena, "node #%zu (%s)", idx, np->op_type);
+            return cat(buf, n, "node ", np->op_type, "_", np->output[i], " (", np->op_type, ")", (const char *)NULL);
+    snprintf(buf, n, "node #%zu (%s)", idx, np->op_type);
+    return buf;
 }
 
 static carve_status import_attr(imp *im, carve_node_id n, const Onnx__AttributeProto *ap,
@@ -383,7 +406,8 @@ static carve_status import_attr(imp *im, carve_node_id n, const Onnx__AttributeP
     if (!raw_unknown(im, &a->raw, &ap->base))
         return nomem(im);
     char what[400];
-    snprintf(what, sizeof what, "%s: attribute '%s'", label, ap->name);
+    if (k == CARVE_ATTR_TENSOR || k == CARVE_ATTR_TENSORS || k == CARVE_ATTR_GRAPH)
+        cat(what, sizeof what, label, ": attribute '", ap->name, "'", (const char *)NULL);
     carve_status s = CARVE_OK;
     switch (k) {
     case CARVE_ATTR_FLOAT: a->u.f = ap->f; break;
@@ -512,7 +536,8 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *tp = gp->initializer[i];
         char what[300];
-        snprintf(what, sizeof what, "graph '%s': initializer '%s'", gname, tp->name ? tp->name : "");
+        cat(what, sizeof what, "graph '", gname ? gname : "(null)", "': initializer '", tp->name ? tp->name : "", "'",
+            (const char *)NULL);
         carve_value_id v;
         cv_tensor *t = NULL;
         if ((s = define(im, g, tp->name, what, &v)) || (s = tensor_from_proto(im, tp, what, &t)))
@@ -558,9 +583,8 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
         const Onnx__NodeProto *np = gp->node[i];
         if (!np->op_type || !*np->op_type)
             return cv_error(CTX, CARVE_ERR_INVALID, "graph '%s': node %zu has no op_type", gname, i);
-        const char *label = node_label(im, np, i);
-        if (!label)
-            return nomem(im);
+        char lbuf[1024];
+        const char *label = node_label(np, i, lbuf, sizeof lbuf);
         carve_node_id n = cv_node_new(M, g, np->op_type, np->domain, (uint32_t)np->n_input, (uint32_t)np->n_output);
         if (n == CARVE_NONE)
             return carve_errcode(CTX);
@@ -588,7 +612,8 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
         carve_node_id n = M->graphs[g].nodes.v[first_node + i];
-        const char *label = node_label(im, np, i);
+        char lbuf[1024];
+        const char *label = node_label(np, i, lbuf, sizeof lbuf);
         for (size_t j = 0; j < np->n_attribute; j++)
             if ((s = import_attr(im, n, np->attribute[j], label, depth)))
                 return s;
@@ -684,17 +709,18 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
     char why[700];
     if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
         return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
-    bool oom = false;
-    ProtobufCAllocator pa = cv_pb_allocator;
-    pa.allocator_data = &oom;
+    cv_pb_bump bump = {0};
+    ProtobufCAllocator pa = cv_pb_bump_allocator(&bump);
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
-    if (!mp && oom)
-        return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size);
-    if (!mp)
-        return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: protobuf decoding failed", who);
+    if (!mp) {
+        cv_pb_bump_free(&bump);
+        return bump.failed ? cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size)
+                           : cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: protobuf decoding failed",
+                                      who);
+    }
     carve_model *m = carve_model_new(ctx);
     if (!m) {
-        onnx__model_proto__free_unpacked(mp, &pa);
+        cv_pb_bump_free(&bump);
         return CARVE_ERR_NOMEM;
     }
     /* carve_model_new made an empty main graph; import fills it. */
@@ -702,9 +728,8 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
     if (source)
         m->source_path = cv_arena_strdup(&m->arena, source);
     carve_status s = import_model(&im, mp);
-    onnx__model_proto__free_unpacked(mp, &pa);
+    cv_pb_bump_free(&bump);
     if (s) {
-        /* Keep the message: model free must not overwrite it. */
         carve_model_free(m);
         return s;
     }

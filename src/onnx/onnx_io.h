@@ -29,6 +29,15 @@ size_t cv_varint_put(uint8_t *out, uint64_t v);
 /* protobuf-c allocator on top of carve's allocator hook. A copy whose
  * allocator_data points to a bool sets it when an allocation fails. */
 extern ProtobufCAllocator cv_pb_allocator;
+/* A bump allocator for one decode: nothing is freed until cv_pb_bump_free,
+ * so free_unpacked is never needed. failed records an allocation that
+ * failed (protobuf-c reports it only as a failed unpack). */
+typedef struct cv_pb_bump {
+    struct pb_chunk *head;
+    bool failed;
+} cv_pb_bump;
+ProtobufCAllocator cv_pb_bump_allocator(cv_pb_bump *b);
+void cv_pb_bump_free(cv_pb_bump *b);
 
 /* ================================================================ extdata.c */
 

@@ -2,6 +2,7 @@
  * valid message. protobuf-c only says "failed"; users need "where". */
 #include "onnx_io.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* allocator_data, when set, points to a bool that records a failed
@@ -16,11 +17,70 @@ static void *pb_alloc(void *u, size_t n)
 static void pb_free(void *u, void *p) { (void)u; cv_free(p); }
 ProtobufCAllocator cv_pb_allocator = {pb_alloc, pb_free, NULL};
 
+/* A bump allocator for decoding a whole model: protobuf-c allocates every
+ * message and array on its own, and freeing them walks the tree again; here
+ * they come from 1 MiB chunks that are dropped together. */
+typedef struct pb_chunk {
+    struct pb_chunk *next;
+    size_t cap, used;
+    max_align_t data[];
+} pb_chunk;
+
+static void *bump_alloc(void *u, size_t n)
+{
+    cv_pb_bump *b = u;
+    n = (n + 15) & ~(size_t)15;
+    pb_chunk *c = b->head;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = n > (1u << 18) ? n : (1u << 20);
+        pb_chunk *nc = cv_malloc(sizeof *nc + cap);
+        if (!nc) {
+            b->failed = true;
+            return NULL;
+        }
+        nc->cap = cap;
+        nc->used = 0;
+        if (c && n > (1u << 18)) { /* a big block behind the current chunk */
+            nc->next = c->next;
+            c->next = nc;
+            nc->used = n;
+            return nc->data;
+        }
+        nc->next = c;
+        b->head = c = nc;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static void bump_free(void *u, void *p) { (void)u, (void)p; }
+
+ProtobufCAllocator cv_pb_bump_allocator(cv_pb_bump *b)
+{
+    return (ProtobufCAllocator){bump_alloc, bump_free, b};
+}
+
+void cv_pb_bump_free(cv_pb_bump *b)
+{
+    for (pb_chunk *c = b->head, *next; c; c = next) {
+        next = c->next;
+        cv_free(c);
+    }
+    b->head = NULL;
+}
+
+/* The path to the message being walked ("graph.node[3]") is written out
+ * only when there is an error: one frame per nesting level meanwhile. */
 typedef struct {
     const uint8_t *base;
     char *msg;
     size_t msgsz;
-    char path[512];
+    struct {
+        const char *name;
+        unsigned idx;
+        bool repeated;
+    } frame[CV_WIRE_MAX_DEPTH + 2];
 } walker;
 
 static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
@@ -52,10 +112,19 @@ size_t cv_varint_put(uint8_t *out, uint64_t v)
     return k;
 }
 
-static bool bad(walker *w, const uint8_t *at, const char *what)
+static bool bad(walker *w, int depth, const uint8_t *at, const char *what)
 {
-    snprintf(w->msg, w->msgsz, "%s%s%s at byte %zu", w->path[0] ? w->path : "",
-             w->path[0] ? ": " : "", what, (size_t)(at - w->base));
+    char path[512] = "";
+    for (int i = 0; i < depth; i++) {
+        size_t keep = strlen(path);
+        if (w->frame[i].repeated)
+            snprintf(path + keep, sizeof path - keep, "%s%s[%u]", keep ? "." : "", w->frame[i].name,
+                     w->frame[i].idx);
+        else
+            snprintf(path + keep, sizeof path - keep, "%s%s", keep ? "." : "", w->frame[i].name);
+    }
+    snprintf(w->msg, w->msgsz, "%s%s%s at byte %zu", path[0] ? path : "", path[0] ? ": " : "", what,
+             (size_t)(at - w->base));
     return false;
 }
 
@@ -79,43 +148,43 @@ static bool walk(walker *w, const uint8_t *p, const uint8_t *end, const Protobuf
                  int depth)
 {
     if (depth > CV_WIRE_MAX_DEPTH)
-        return bad(w, p, "messages nested more than " CV_STR(CV_WIRE_MAX_DEPTH) " deep");
+        return bad(w, depth, p, "messages nested more than " CV_STR(CV_WIRE_MAX_DEPTH) " deep");
     unsigned counts[64] = {0}; /* repeated index per field slot, for the path */
     while (p < end) {
         const uint8_t *field_start = p;
         uint64_t key;
         if (!varint(&p, end, &key))
-            return bad(w, field_start, "truncated field key");
+            return bad(w, depth, field_start, "truncated field key");
         uint32_t id = (uint32_t)(key >> 3);
         int wt = (int)(key & 7);
         if (id == 0)
-            return bad(w, field_start, "field number 0");
+            return bad(w, depth, field_start, "field number 0");
         const ProtobufCFieldDescriptor *f = d ? protobuf_c_message_descriptor_get_field(d, id) : NULL;
         uint64_t len = 0, tmp;
         const uint8_t *payload = p;
         switch (wt) {
         case 0:
             if (!varint(&p, end, &tmp))
-                return bad(w, field_start, "truncated varint");
+                return bad(w, depth, field_start, "truncated varint");
             break;
         case 1:
             if (end - p < 8)
-                return bad(w, field_start, "truncated 64-bit field");
+                return bad(w, depth, field_start, "truncated 64-bit field");
             p += 8;
             break;
         case 5:
             if (end - p < 4)
-                return bad(w, field_start, "truncated 32-bit field");
+                return bad(w, depth, field_start, "truncated 32-bit field");
             p += 4;
             break;
         case 2:
             if (!varint(&p, end, &len))
-                return bad(w, field_start, "truncated length");
+                return bad(w, depth, field_start, "truncated length");
             if (len > (uint64_t)(end - p)) {
                 char t[160];
                 snprintf(t, sizeof t, "field %u%s%s: length %llu runs past the end", id, f ? " " : "",
                          f ? f->name : "", (unsigned long long)len);
-                return bad(w, field_start, t);
+                return bad(w, depth, field_start, t);
             }
             payload = p;
             p += len;
@@ -123,7 +192,7 @@ static bool walk(walker *w, const uint8_t *p, const uint8_t *end, const Protobuf
         default: {
             char t[96];
             snprintf(t, sizeof t, "field %u has invalid wire type %d", id, wt);
-            return bad(w, field_start, t);
+            return bad(w, depth, field_start, t);
         }
         }
         if (!f)
@@ -133,26 +202,22 @@ static bool walk(walker *w, const uint8_t *p, const uint8_t *end, const Protobuf
         if (wt != want && !packed_ok) {
             char t[160];
             snprintf(t, sizeof t, "field %u (%s) has wire type %d, expected %d", id, f->name, wt, want);
-            return bad(w, field_start, t);
+            return bad(w, depth, field_start, t);
         }
         if (f->type == PROTOBUF_C_TYPE_MESSAGE && wt == 2) {
-            size_t keep = strlen(w->path);
-            unsigned idx = counts[(f - d->fields) & 63]++;
-            if (f->label == PROTOBUF_C_LABEL_REPEATED)
-                snprintf(w->path + keep, sizeof w->path - keep, "%s%s[%u]", keep ? "." : "", f->name, idx);
-            else
-                snprintf(w->path + keep, sizeof w->path - keep, "%s%s", keep ? "." : "", f->name);
+            w->frame[depth].name = f->name;
+            w->frame[depth].idx = counts[(f - d->fields) & 63]++;
+            w->frame[depth].repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
             if (!walk(w, payload, payload + len, f->descriptor, depth + 1))
                 return false;
-            w->path[keep] = 0;
         } else if (packed_ok) {
             const uint8_t *q = payload, *qe = payload + len;
             int unit = want == 5 ? 4 : want == 1 ? 8 : 0;
             if (unit && len % (uint64_t)unit)
-                return bad(w, field_start, "packed field length is not a whole number of elements");
+                return bad(w, depth, field_start, "packed field length is not a whole number of elements");
             while (!unit && q < qe)
                 if (!varint(&q, qe, &tmp))
-                    return bad(w, q, "truncated varint in packed field");
+                    return bad(w, depth, q, "truncated varint in packed field");
         }
     }
     return true;
@@ -161,6 +226,6 @@ static bool walk(walker *w, const uint8_t *p, const uint8_t *end, const Protobuf
 bool cv_wire_check(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *d, char *msg,
                    size_t msgsz)
 {
-    walker w = {p, msg, msgsz, {0}};
+    walker w = {p, msg, msgsz, {{0}}};
     return walk(&w, p, p + n, d, 0);
 }
