@@ -114,6 +114,25 @@ typedef struct {
     carve_value_id v;
 } dkey;
 
+/* Groups initializers that may be equal; equal tensors always share a
+ * group and same_tensor decides, so the outcome does not depend on this
+ * function. Eight bytes a step: a model's weights are hashed whole. */
+static uint64_t hash_words(const void *p, size_t n, uint64_t h)
+{
+    const unsigned char *s = p;
+    h ^= 0x9e3779b97f4a7c15ull * (n + 1);
+    for (; n >= 8; n -= 8, s += 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 32);
+}
+
 static int cmp_key(const void *a, const void *b)
 {
     const dkey *x = a, *y = b;
@@ -158,8 +177,8 @@ carve_status cv_fold_dedupe(cv_fold *f)
                 keys = p;
             }
             const cv_tensor *t = x->init;
-            uint64_t h = cv_hash_bytes(t->dims, (size_t)t->rank * sizeof *t->dims, (uint64_t)t->dtype * 31 + (uint64_t)t->rank);
-            h = cv_hash_bytes(t->data, t->nbytes, h);
+            uint64_t h = hash_words(t->dims, (size_t)t->rank * sizeof *t->dims, (uint64_t)t->dtype * 31 + (uint64_t)t->rank);
+            h = hash_words(t->data, t->nbytes, h);
             keys[n] = (dkey){h, n, v};
             n++;
         }
