@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "testlib.h"
 
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,5 +220,72 @@ TEST(blas_loaded_on_first_gemm)
     carve_tensor_free(y2);
     carve_model_free(m);
     carve_target_free(t);
+    carve_ctx_free(ctx);
+}
+
+/* ---------------------------------------------------------------- encoder */
+
+/* src/onnx/export.c: the protobuf-c route the one-pass encoder replaced. */
+carve_status cv_export_reference(carve_model *m, void **out, size_t *size);
+
+static int n_models, n_same;
+static carve_target *enc_target;
+
+/* The encoder's bytes are protobuf-c's, for m as loaded and as lowered. */
+static void same_bytes(carve_ctx *ctx, carve_model *m, const char *what)
+{
+    void *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    if (CHECK_OK(ctx, carve_model_save_memory(m, &a, &na)) && CHECK_OK(ctx, cv_export_reference(m, &b, &nb))) {
+        if (t_check(na == nb && memcmp(a, b, na) == 0, __FILE__, __LINE__, "%s: the encoder's %zu bytes differ from "
+                    "protobuf-c's %zu", what, na, nb))
+            n_same++;
+    }
+    carve_free(a);
+    carve_free(b);
+}
+
+static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)ftw;
+    size_t len = strlen(path);
+    if (type != FTW_F || len < 5 || strcmp(path + len - 5, ".onnx"))
+        return 0;
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = NULL;
+    if (carve_model_load_file(ctx, path, NULL, &m) == CARVE_OK) {
+        n_models++;
+        same_bytes(ctx, m, path);
+        carve_report *r = NULL;
+        if (carve_lower(m, enc_target, NULL, &r) == CARVE_OK)
+            same_bytes(ctx, m, path);
+        carve_report_free(r);
+        carve_model_free(m);
+    }
+    carve_ctx_free(ctx);
+    return 0;
+}
+
+/* Every test model (and the rich model) loaded, and lowered for htp. */
+TEST(encoder_matches_protobuf_c)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    REQUIRE_OK(ctx, carve_target_builtin(ctx, "htp", &enc_target));
+    carve_model *m = t_rich_model(ctx);
+    REQUIRE(m);
+    same_bytes(ctx, m, "rich model");
+    carve_model_free(m);
+    m = wide(ctx, 300);
+    carve_report *r = NULL;
+    static const char *const tanh_op[] = {"Tanh"};
+    carve_lower_opts o = {.cpu_ops = tanh_op, .n_cpu_ops = 1};
+    CHECK_OK(ctx, carve_lower(m, enc_target, &o, &r));
+    same_bytes(ctx, m, "wide model, lowered");
+    carve_report_free(r);
+    carve_model_free(m);
+    CHECK(nftw(CARVE_TESTDATA_DIR, visit, 16, FTW_PHYS) == 0);
+    printf("%d test models, %d byte-identical savings\n", n_models, n_same);
+    CHECK(n_models > 500);
+    carve_target_free(enc_target);
     carve_ctx_free(ctx);
 }

@@ -391,6 +391,17 @@ carve_status carve_model_save_memory(carve_model *m, void **out, size_t *size)
 {
     if (!out || !size)
         return cv_error(m->ctx, CARVE_ERR_ARG, "save: no place for the bytes");
+    size_t start = 0;
+    carve_status s = cv_encode_model(m, out, &start, size);
+    if (!s && start)
+        memmove(*out, (uint8_t *)*out + start, *size);
+    return s;
+}
+
+/* The protobuf-c route (export.c's structs), the reference the encoder's
+ * bytes are tested against; saving with external data takes it too. */
+carve_status cv_export_reference(carve_model *m, void **out, size_t *size)
+{
     ex e = {.m = m};
     carve_status s = pack(&e, out, size);
     cv_arena_free(&e.a);
@@ -452,16 +463,16 @@ static carve_status save_model(carve_outputs *o, carve_model *m, const char *pat
         return carve_errcode(ctx);
     }
     void *buf = NULL;
-    size_t n = 0;
-    s = pack(&e, &buf, &n);
+    size_t n = 0, start = 0;
+    s = e.ext ? pack(&e, &buf, &n) : cv_encode_model(m, &buf, &start, &n);
     if (!s && e.io_failed)
         s = cv_error(ctx, CARVE_ERR_IO, "%s: writing external data failed: %s", path, strerror(errno));
     /* never write what carve cannot read back: the reader's own check */
     char why[700];
-    if (!s && !cv_wire_check(buf, n, &onnx__model_proto__descriptor, why, sizeof why))
+    if (!s && !cv_wire_check((uint8_t *)buf + start, n, &onnx__model_proto__descriptor, why, sizeof why))
         s = cv_error(ctx, CARVE_ERR_UNSUPPORTED, "%s: refusing to write a model carve could not read back: %s", path,
                      why);
-    if (!s && n && fwrite(buf, 1, n, f) != n)
+    if (!s && n && fwrite((uint8_t *)buf + start, 1, n, f) != n)
         s = cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     cv_free(buf);
     cv_arena_free(&e.a);

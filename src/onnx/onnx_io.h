@@ -56,6 +56,12 @@ carve_status cv_extdata_map(carve_model *m, const char *base_dir, const char *lo
 carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             cv_tensor **out);
 
+/* ================================================================ encode.c */
+
+/* The model's ONNX bytes (without external data), written back to front:
+ * they are (*buf)[*start .. *start + *size), *buf from cv_malloc. */
+carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size);
+
 /* ================================================================ export.c */
 /* carve_model_save_file() / carve_model_save_memory() are public. */
 
@@ -63,5 +69,8 @@ carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const c
  * ("partition 'Delegate_0'"); a failure fails the set. */
 carve_status cv_save_model(carve_outputs *o, carve_model *m, const char *path, const carve_save_opts *opts,
                            const char *what);
+/* The same bytes as carve_model_save_memory, made by protobuf-c from message
+ * structs: the reference tests compare cv_encode_model with. */
+carve_status cv_export_reference(carve_model *m, void **out, size_t *size);
 
 #endif /* CARVE_ONNX_IO_H */

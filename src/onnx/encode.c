@@ -1,0 +1,334 @@
+/* encode.c: carve IR -> ONNX bytes in one pass, back to front.
+ *
+ * protobuf-c packs a message by asking each nested message for its size
+ * first, at every level: a Delegate body's nodes (model > graph > node >
+ * attribute > graph > node ...) were sized five or six times over, and the
+ * message tree itself had to be built first. Here the bytes are written from
+ * the end of a buffer towards its start: a message's fields go out last to
+ * first, so when a nested message is done its length is known and goes in
+ * front of it. Nothing is sized twice and no message structs are built.
+ *
+ * The bytes are exactly those protobuf-c writes for the structs export.c
+ * builds (tests/test_perf.c compares the two on every test model): fields
+ * in field-number order, optional strings when set, unknown fields kept
+ * verbatim after the known ones, in their order. Saving with external data
+ * still goes through export.c (its offsets follow the forward order). */
+#include "onnx_io.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct wb {
+    uint8_t *b;
+    size_t cap, pos; /* the bytes written are b[pos .. cap) */
+    bool failed;
+    const carve_model *m;
+    uint32_t *out_of; /* per value: 1 + the graph whose outputs were marked last */
+} wb;
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+static size_t used(const wb *w) { return w->cap - w->pos; }
+
+static bool room(wb *w, size_t n)
+{
+    if (w->pos >= n)
+        return true;
+    if (w->failed)
+        return false;
+    size_t have = used(w), cap = w->cap * 2 + n + 4096;
+    uint8_t *nb = cv_malloc(cap);
+    if (!nb) {
+        w->failed = true;
+        return false;
+    }
+    if (have)
+        memcpy(nb + cap - have, w->b + w->pos, have);
+    cv_free(w->b);
+    w->b = nb;
+    w->cap = cap;
+    w->pos = cap - have;
+    return true;
+}
+
+static void put(wb *w, const void *p, size_t n)
+{
+    if (!n || !room(w, n))
+        return;
+    w->pos -= n;
+    memcpy(w->b + w->pos, p, n);
+}
+
+static void varint(wb *w, uint64_t v)
+{
+    uint8_t t[10];
+    put(w, t, cv_varint_put(t, v));
+}
+
+static void tag(wb *w, uint32_t field, int wt) { varint(w, (uint64_t)field << 3 | (uint64_t)wt); }
+
+/* A nested message started when used(w) was `start`. */
+static void close_msg(wb *w, size_t start, uint32_t field)
+{
+    varint(w, used(w) - start);
+    tag(w, field, WT_LEN);
+}
+
+static void field_bytes(wb *w, uint32_t field, const void *p, size_t n)
+{
+    put(w, p, n);
+    varint(w, n);
+    tag(w, field, WT_LEN);
+}
+
+/* An optional string: written when set, even empty. */
+static void field_str(wb *w, uint32_t field, const char *s)
+{
+    if (s)
+        field_bytes(w, field, s, strlen(s));
+}
+
+static void field_varint(wb *w, uint32_t field, uint64_t v)
+{
+    varint(w, v);
+    tag(w, field, WT_VARINT);
+}
+
+/* int32 and enum fields: a negative value is sign-extended to 10 bytes. */
+static void field_int32(wb *w, uint32_t field, int32_t v) { field_varint(w, field, (uint64_t)(int64_t)v); }
+
+static void field_float(wb *w, uint32_t field, float f)
+{
+    put(w, &f, 4); /* little-endian hosts only, as the rest of carve */
+    tag(w, field, WT_I32);
+}
+
+/* Unknown fields (data holds the length prefix of length-delimited ones),
+ * then the extras, last first. */
+static void unknowns(wb *w, const cv_raw *r)
+{
+    for (uint32_t i = r->n; i-- > 0;) {
+        put(w, r->f[i].data, r->f[i].len);
+        tag(w, r->f[i].tag, r->f[i].wire_type);
+    }
+}
+
+static void tensor(wb *w, uint32_t field, const cv_tensor *t, const char *name)
+{
+    size_t start = used(w);
+    unknowns(w, &t->raw);
+    field_str(w, 12, t->doc);
+    if (t->dtype != CARVE_STRING)
+        field_bytes(w, 9, t->data, t->nbytes);
+    field_str(w, 8, name ? name : t->name);
+    if (t->dtype == CARVE_STRING)
+        for (size_t i = t->nelem; i-- > 0;)
+            field_bytes(w, 6, t->strs[i].p, t->strs[i].n);
+    field_int32(w, 2, (int32_t)t->dtype);
+    for (int i = t->rank; i-- > 0;)
+        field_varint(w, 1, (uint64_t)t->dims[i]);
+    close_msg(w, start, field);
+}
+
+static void value_info(wb *w, uint32_t field, carve_value_id v)
+{
+    const cv_value *x = &w->m->values[v];
+    size_t start = used(w);
+    if (x->type.kind == CARVE_TYPE_OTHER) /* goes back verbatim, after the unknown fields */
+        field_bytes(w, 2, x->type.opaque.p, x->type.opaque.n);
+    unknowns(w, &x->raw);
+    field_str(w, 3, x->doc);
+    if (x->type.kind == CARVE_TYPE_TENSOR) {
+        size_t tp = used(w);
+        field_str(w, 6, x->type.denotation);
+        size_t tt = used(w);
+        if (x->type.rank >= 0) {
+            size_t sp = used(w);
+            for (int i = x->type.rank; i-- > 0;) {
+                size_t d = used(w);
+                const carve_dim *dim = &x->type.dims[i];
+                if (dim->param)
+                    field_str(w, 2, dim->param);
+                else if (dim->value >= 0)
+                    field_varint(w, 1, (uint64_t)dim->value);
+                close_msg(w, d, 1);
+            }
+            close_msg(w, sp, 2);
+        }
+        if (x->type.dtype != CARVE_UNDEFINED)
+            field_int32(w, 1, (int32_t)x->type.dtype);
+        close_msg(w, tt, 1);
+        close_msg(w, tp, 2);
+    }
+    field_str(w, 1, x->name);
+    close_msg(w, start, field);
+}
+
+static void graph(wb *w, uint32_t field, carve_graph_id g);
+
+static void attribute(wb *w, const cv_attr *a)
+{
+    size_t start = used(w);
+    uint32_t n_extra = 0, extra_tag = 0;
+    switch (a->kind) {
+    case CARVE_ATTR_SPARSE_TENSOR: extra_tag = 22, n_extra = a->n; break;
+    case CARVE_ATTR_SPARSE_TENSORS: extra_tag = 23, n_extra = a->n; break;
+    case CARVE_ATTR_TYPE_PROTO: extra_tag = 14, n_extra = a->n; break;
+    case CARVE_ATTR_TYPE_PROTOS: extra_tag = 15, n_extra = a->n; break;
+    default: break;
+    }
+    for (uint32_t i = n_extra; i-- > 0;)
+        field_bytes(w, extra_tag, a->u.opaque[i].p, a->u.opaque[i].n);
+    unknowns(w, &a->raw);
+    field_str(w, 21, a->ref_attr_name);
+    if (a->kind != CARVE_ATTR_UNDEFINED)
+        field_int32(w, 20, (int32_t)a->kind);
+    field_str(w, 13, a->doc);
+    switch (a->kind) {
+    case CARVE_ATTR_GRAPHS:
+        for (uint32_t i = a->n; i-- > 0;)
+            graph(w, 11, a->u.graphs[i]);
+        break;
+    case CARVE_ATTR_TENSORS:
+        for (uint32_t i = a->n; i-- > 0;)
+            tensor(w, 10, a->u.tensors[i], NULL);
+        break;
+    case CARVE_ATTR_STRINGS:
+        for (uint32_t i = a->n; i-- > 0;)
+            field_bytes(w, 9, a->u.strings[i].p, a->u.strings[i].n);
+        break;
+    case CARVE_ATTR_INTS:
+        for (uint32_t i = a->n; i-- > 0;)
+            field_varint(w, 8, (uint64_t)a->u.ints[i]);
+        break;
+    case CARVE_ATTR_FLOATS:
+        for (uint32_t i = a->n; i-- > 0;)
+            field_float(w, 7, a->u.floats[i]);
+        break;
+    case CARVE_ATTR_GRAPH: graph(w, 6, a->u.g); break;
+    case CARVE_ATTR_TENSOR: tensor(w, 5, a->u.t, NULL); break;
+    case CARVE_ATTR_STRING: field_bytes(w, 4, a->u.s.p, a->u.s.n); break;
+    case CARVE_ATTR_INT: field_varint(w, 3, (uint64_t)a->u.i); break;
+    case CARVE_ATTR_FLOAT: field_float(w, 2, a->u.f); break;
+    default: break;
+    }
+    field_str(w, 1, a->name);
+    close_msg(w, start, 5);
+}
+
+static void node(wb *w, carve_node_id id)
+{
+    const carve_model *m = w->m;
+    const cv_node *n = &m->nodes[id];
+    size_t start = used(w);
+    unknowns(w, &n->raw);
+    if (*n->domain)
+        field_str(w, 7, n->domain);
+    field_str(w, 6, n->doc);
+    for (uint32_t i = n->n_attr; i-- > 0;)
+        attribute(w, &n->attr[i]);
+    field_str(w, 4, n->op);
+    field_str(w, 3, n->name);
+    for (uint32_t i = n->n_out; i-- > 0;)
+        field_str(w, 2, n->out[i] == CARVE_NONE ? "" : m->values[n->out[i]].name);
+    for (uint32_t i = n->n_in; i-- > 0;)
+        field_str(w, 1, n->in[i] == CARVE_NONE ? "" : m->values[n->in[i]].name);
+    close_msg(w, start, 1);
+}
+
+static void graph(wb *w, uint32_t field, carve_graph_id g)
+{
+    const carve_model *m = w->m;
+    const cv_graph *gr = &m->graphs[g];
+    size_t start = used(w);
+    unknowns(w, &gr->raw);
+    /* value_info: every node output with something to say, in node order,
+     * except the graph's outputs (marked first: one look-up per value) */
+    for (uint32_t i = 0; i < gr->outputs.n; i++)
+        w->out_of[gr->outputs.v[i]] = g + 1;
+    for (uint32_t i = gr->nodes.n; i-- > 0;) {
+        const cv_node *n = &m->nodes[gr->nodes.v[i]];
+        for (uint32_t j = n->n_out; j-- > 0;) {
+            carve_value_id v = n->out[j];
+            if (v == CARVE_NONE || w->out_of[v] == g + 1)
+                continue;
+            const cv_value *x = &m->values[v];
+            if (x->type.kind == CARVE_TYPE_UNKNOWN && !x->raw.n && !x->doc)
+                continue;
+            value_info(w, 13, v);
+        }
+    }
+    for (uint32_t i = gr->outputs.n; i-- > 0;)
+        value_info(w, 12, gr->outputs.v[i]);
+    for (uint32_t i = gr->inputs.n; i-- > 0;)
+        value_info(w, 11, gr->inputs.v[i]);
+    field_str(w, 10, gr->doc);
+    for (uint32_t i = gr->inits.n; i-- > 0;)
+        tensor(w, 5, m->values[gr->inits.v[i]].init, m->values[gr->inits.v[i]].name);
+    field_str(w, 2, gr->name);
+    for (uint32_t i = gr->nodes.n; i-- > 0;)
+        node(w, gr->nodes.v[i]);
+    close_msg(w, start, field);
+}
+
+static void model(wb *w)
+{
+    const carve_model *m = w->m;
+    unknowns(w, &m->raw);
+    for (uint32_t i = m->n_meta; i-- > 0;) {
+        size_t s = used(w);
+        field_str(w, 2, m->meta[i].value);
+        field_str(w, 1, m->meta[i].key);
+        close_msg(w, s, 14);
+    }
+    for (uint32_t i = m->n_opsets; i-- > 0;) {
+        size_t s = used(w);
+        field_varint(w, 2, (uint64_t)m->opset_version[i]);
+        field_str(w, 1, m->opset_domain[i]);
+        close_msg(w, s, 8);
+    }
+    graph(w, 7, 0);
+    field_str(w, 6, m->doc);
+    if (m->has_model_version)
+        field_varint(w, 5, (uint64_t)m->model_version);
+    field_str(w, 4, m->domain);
+    field_str(w, 3, m->producer_version);
+    field_str(w, 2, m->producer_name);
+    field_varint(w, 1, (uint64_t)m->ir_version);
+}
+
+carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size)
+{
+    /* room for the tensors and about 64 bytes a node and a value at once:
+     * growing copies what is written so far */
+    size_t guess = 4096 + 64 * ((size_t)m->n_nodes + m->n_values);
+    for (uint32_t v = 0; v < m->n_values; v++)
+        if (m->values[v].init)
+            guess += m->values[v].init->nbytes + 32;
+    wb w = {.m = m};
+    w.b = cv_malloc(guess);
+    w.out_of = cv_malloc(((size_t)m->n_values + 1) * sizeof *w.out_of);
+    if (!w.b || !w.out_of) {
+        cv_free(w.b);
+        cv_free(w.out_of);
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory while saving");
+    }
+    memset(w.out_of, 0, ((size_t)m->n_values + 1) * sizeof *w.out_of);
+    w.cap = w.pos = guess;
+    model(&w);
+    cv_free(w.out_of);
+    if (w.failed) {
+        cv_free(w.b);
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory while saving");
+    }
+    size_t n = used(&w);
+    if (n > (size_t)INT32_MAX) {
+        cv_free(w.b);
+        return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
+                        "the model is %zu bytes, above protobuf's 2 GiB limit: save it with external data", n);
+    }
+    *buf = w.b;
+    *start = w.pos;
+    *size = n;
+    return CARVE_OK;
+}
