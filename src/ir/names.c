@@ -19,7 +19,7 @@ static const char *claim(carve_model *m, carve_node_id n, const char *base)
         if (!name)
             return NULL;
     }
-    if (name == base)
+    if (name == base && base != m->nodes[n].name) /* a node's own name is the model's already */
         name = cv_arena_strdup(&m->arena, base);
     if (!name || !cv_strmap_put(&m->node_names, name, n))
         return NULL;
@@ -77,9 +77,11 @@ static int cmp_key(const void *a, const void *b)
 
 carve_status cv_names_assign(carve_model *m)
 {
+    /* a model just read has no names claimed: every node is new */
+    bool fresh = m->node_names.n == 0;
     uint32_t n_new = 0;
     for (uint32_t i = 0; i < m->n_nodes; i++)
-        if (!m->nodes[i].name || cv_strmap_get(&m->node_names, m->nodes[i].name) != i)
+        if (fresh || !m->nodes[i].name || cv_strmap_get(&m->node_names, m->nodes[i].name) != i)
             n_new++;
     if (!n_new)
         return CARVE_OK;
@@ -89,7 +91,7 @@ carve_status cv_names_assign(carve_model *m)
     uint32_t k = 0;
     for (uint32_t i = 0; i < m->n_nodes; i++) {
         cv_node *n = &m->nodes[i];
-        if (n->name && cv_strmap_get(&m->node_names, n->name) == i)
+        if (!fresh && n->name && cv_strmap_get(&m->node_names, n->name) == i)
             continue;
         if (!n->name || !*n->name)
             n->named_by_carve = true;
@@ -111,7 +113,9 @@ carve_status cv_names_assign(carve_model *m)
     }
     uint32_t n_rest = 0;
     for (uint32_t i = 0; i < n_new && ok; i++) {
-        if (cv_strmap_get(&seen, keys[i].base) == 1 && cv_strmap_get(&m->node_names, keys[i].base) == CARVE_NONE)
+        /* fresh: the names claimed so far are other unique bases */
+        if (cv_strmap_get(&seen, keys[i].base) == 1 &&
+            (fresh || cv_strmap_get(&m->node_names, keys[i].base) == CARVE_NONE))
             ok = claim(m, keys[i].id, keys[i].base) != NULL;
         else
             keys[n_rest++] = keys[i];

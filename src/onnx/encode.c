@@ -51,30 +51,39 @@ static bool room(wb *w, size_t n)
     return true;
 }
 
-static void put(wb *w, const void *p, size_t n)
+static inline void put(wb *w, const void *p, size_t n)
 {
-    if (!n || !room(w, n))
+    if (!n || (w->pos < n && !room(w, n)))
         return;
     w->pos -= n;
     memcpy(w->b + w->pos, p, n);
 }
 
-static void varint(wb *w, uint64_t v)
+/* Written in place: most varints here are a byte or two. */
+static inline void varint(wb *w, uint64_t v)
 {
-    uint8_t t[10];
-    put(w, t, cv_varint_put(t, v));
+    if (w->pos < 10 && !room(w, 10))
+        return;
+    size_t n = 1;
+    for (uint64_t x = v >> 7; x; x >>= 7)
+        n++;
+    uint8_t *p = w->b + w->pos - n;
+    w->pos -= n;
+    for (size_t i = 0; i + 1 < n; i++, v >>= 7)
+        p[i] = (uint8_t)(v | 0x80);
+    p[n - 1] = (uint8_t)v;
 }
 
-static void tag(wb *w, uint32_t field, int wt) { varint(w, (uint64_t)field << 3 | (uint64_t)wt); }
+static inline void tag(wb *w, uint32_t field, int wt) { varint(w, (uint64_t)field << 3 | (uint64_t)wt); }
 
 /* A nested message started when used(w) was `start`. */
-static void close_msg(wb *w, size_t start, uint32_t field)
+static inline void close_msg(wb *w, size_t start, uint32_t field)
 {
     varint(w, used(w) - start);
     tag(w, field, WT_LEN);
 }
 
-static void field_bytes(wb *w, uint32_t field, const void *p, size_t n)
+static inline void field_bytes(wb *w, uint32_t field, const void *p, size_t n)
 {
     put(w, p, n);
     varint(w, n);
@@ -82,13 +91,13 @@ static void field_bytes(wb *w, uint32_t field, const void *p, size_t n)
 }
 
 /* An optional string: written when set, even empty. */
-static void field_str(wb *w, uint32_t field, const char *s)
+static inline void field_str(wb *w, uint32_t field, const char *s)
 {
     if (s)
         field_bytes(w, field, s, strlen(s));
 }
 
-static void field_varint(wb *w, uint32_t field, uint64_t v)
+static inline void field_varint(wb *w, uint32_t field, uint64_t v)
 {
     varint(w, v);
     tag(w, field, WT_VARINT);

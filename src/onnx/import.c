@@ -380,9 +380,12 @@ static const char *node_label(const Onnx__NodeProto *np, size_t idx, char *buf, 
     return buf;
 }
 
+/* np, idx: the node, named in errors only (the label is made then). */
 static carve_status import_attr(imp *im, carve_node_id n, const Onnx__AttributeProto *ap,
-                                const char *label, int depth)
+                                const Onnx__NodeProto *np, size_t idx, int depth)
 {
+    char lbuf[1024];
+#define label node_label(np, idx, lbuf, sizeof lbuf)
     if (!ap->name || !*ap->name)
         return cv_error(CTX, CARVE_ERR_INVALID, "%s: an attribute has no name", label);
     carve_attr_kind k = ap->has_type ? (carve_attr_kind)ap->type : CARVE_ATTR_UNDEFINED;
@@ -496,17 +499,24 @@ static carve_status import_attr(imp *im, carve_node_id n, const Onnx__AttributeP
     if (s)
         return s;
     return M->arena.failed ? nomem(im) : CARVE_OK;
+#undef label
 }
 
-static carve_status define(imp *im, carve_graph_id g, const char *name, const char *what, carve_value_id *out)
+/* Defines value `name` in graph g; errors name `what`, or node np (idx) when
+ * what is NULL (its label is made only then). */
+static carve_status define(imp *im, carve_graph_id g, const char *name, const char *what, const Onnx__NodeProto *np,
+                           size_t idx, carve_value_id *out)
 {
+    char lbuf[1024];
     if (!name || !*name)
-        return cv_error(CTX, CARVE_ERR_INVALID, "%s has an empty name", what);
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s has an empty name",
+                        what ? what : node_label(np, idx, lbuf, sizeof lbuf));
     carve_value_id old = cv_strmap_get(&M->graphs[g].scope, name);
     if (old != CARVE_NONE) {
         const cv_value *o = &M->values[old];
         const char *first = o->init ? "an initializer" : o->is_input ? "a graph input" : "another node";
-        return cv_error(CTX, CARVE_ERR_INVALID, "%s: value '%s' is already defined by %s", what, name, first);
+        return cv_error(CTX, CARVE_ERR_INVALID, "%s: value '%s' is already defined by %s",
+                        what ? what : node_label(np, idx, lbuf, sizeof lbuf), name, first);
     }
     *out = cv_value_new(M, g, name);
     return *out == CARVE_NONE ? carve_errcode(CTX) : CARVE_OK;
@@ -540,7 +550,7 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
             (const char *)NULL);
         carve_value_id v;
         cv_tensor *t = NULL;
-        if ((s = define(im, g, tp->name, what, &v)) || (s = tensor_from_proto(im, tp, what, &t)))
+        if ((s = define(im, g, tp->name, what, NULL, 0, &v)) || (s = tensor_from_proto(im, tp, what, &t)))
             return s;
         cv_value *x = &M->values[v];
         x->init = t;
@@ -563,7 +573,7 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
         carve_value_id v = vi->name ? cv_strmap_get(&M->graphs[g].scope, vi->name) : CARVE_NONE;
         if (v != CARVE_NONE && M->values[v].is_input)
             return cv_error(CTX, CARVE_ERR_INVALID, "%s: input '%s' is listed twice", what, vi->name);
-        if (v == CARVE_NONE && (s = define(im, g, vi->name, what, &v)))
+        if (v == CARVE_NONE && (s = define(im, g, vi->name, what, NULL, 0, &v)))
             return s;
         /* An input that is also an initializer (IR < 4) is an input with a
          * default value: the initializer keeps its type, checked by verify. */
@@ -583,8 +593,6 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
         const Onnx__NodeProto *np = gp->node[i];
         if (!np->op_type || !*np->op_type)
             return cv_error(CTX, CARVE_ERR_INVALID, "graph '%s': node %zu has no op_type", gname, i);
-        char lbuf[1024];
-        const char *label = node_label(np, i, lbuf, sizeof lbuf);
         carve_node_id n = cv_node_new(M, g, np->op_type, np->domain, (uint32_t)np->n_input, (uint32_t)np->n_output);
         if (n == CARVE_NONE)
             return carve_errcode(CTX);
@@ -599,7 +607,7 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
             if (!*np->output[j])
                 continue;
             carve_value_id v;
-            if ((s = define(im, g, np->output[j], label, &v)))
+            if ((s = define(im, g, np->output[j], NULL, np, i, &v)))
                 return s;
             M->values[v].producer = n;
             M->values[v].out_index = (uint32_t)j;
@@ -612,18 +620,18 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
         carve_node_id n = M->graphs[g].nodes.v[first_node + i];
-        char lbuf[1024];
-        const char *label = node_label(np, i, lbuf, sizeof lbuf);
         for (size_t j = 0; j < np->n_attribute; j++)
-            if ((s = import_attr(im, n, np->attribute[j], label, depth)))
+            if ((s = import_attr(im, n, np->attribute[j], np, i, depth)))
                 return s;
         for (size_t j = 0; j < np->n_input; j++) {
             if (!*np->input[j])
                 continue;
             carve_value_id v = carve_graph_find_value(M, g, np->input[j]);
-            if (v == CARVE_NONE)
-                return cv_error(CTX, CARVE_ERR_INVALID, "%s: input %zu '%s' is not defined", label, j,
-                                np->input[j]);
+            if (v == CARVE_NONE) {
+                char lbuf[1024];
+                return cv_error(CTX, CARVE_ERR_INVALID, "%s: input %zu '%s' is not defined",
+                                node_label(np, i, lbuf, sizeof lbuf), j, np->input[j]);
+            }
             M->nodes[n].in[j] = v;
         }
     }
