@@ -160,9 +160,10 @@ static carve_model *transformer(carve_ctx *ctx, uint32_t n, const char ***skip, 
 
 static double num(const cJSON *o, const char *k) { return cJSON_GetObjectItem(o, k)->valuedouble; }
 
-/* Runs argv as a child process; returns its wall time in ms and its peak
+/* Runs argv as a child process; returns its wall time in ms, its CPU time
+ * (user + system: what a loaded machine does not inflate) and its peak
  * RSS in MiB, or a negative time when it fails. */
-static double run_child(char **argv, double *peak_mib)
+static double run_child(char **argv, double *cpu_ms, double *peak_mib)
 {
     double t0 = now_ms();
     pid_t pid = fork();
@@ -178,6 +179,8 @@ static double run_child(char **argv, double *peak_mib)
     if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
         return -1;
     *peak_mib = (double)ru.ru_maxrss / 1024.0;
+    *cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+              (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     return now_ms() - t0;
 }
 
@@ -241,14 +244,15 @@ int main(int argc, char **argv)
     }
     printf("in memory: carve_lower on a model built in memory (time_ms of the report; report_ms: building it);\n"
            "whole: the carve binary, `carve lower FILE --target htp -o OUT --report R.json`, start to exit,\n"
-           "reading the model written to a file first; peak: the process's max RSS\n");
-    printf("%-12s %8s %6s %6s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s\n", "shape", "nodes", "parts", "rounds",
+           "reading the model written to a file first (wall and CPU time); peak: the process's max RSS\n");
+    printf("%-12s %8s %6s %6s %8s %8s %8s %8s %8s %8s %9s %9s %9s %9s %9s\n", "shape", "nodes", "parts", "rounds",
            "fold_ms", "infer_ms", "part_ms", "decomp", "deleg_ms", "rep_ms", "total_ms", "peak_MiB", "whole_ms",
-           "wpeak_MiB");
+           "wcpu_ms", "wpeak_MiB");
     for (size_t s = 0; s < 3; s++) {
         if (strcmp(which, "all") && strcmp(which, shapes[s]))
             continue;
-        double n_1k = 0, t_1k = 0, w_1k = 0, n_43k = 0, t_43k = 0, w_43k = 0, n_last = 0, t_last = 0, w_last = 0;
+        double n_1k = 0, t_1k = 0, w_1k = 0, c_1k = 0, n_43k = 0, t_43k = 0, w_43k = 0, c_43k = 0, n_last = 0,
+               t_last = 0, w_last = 0, c_last = 0;
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes && sizes[k] <= max; k++) {
             const char **skip = NULL;
             size_t n_skip = 0;
@@ -259,7 +263,7 @@ int main(int argc, char **argv)
             carve_lower_opts o = {.cpu_nodes = skip, .n_cpu_nodes = n_skip};
             if (s == 1)
                 o.cpu_ops = tanh_op, o.n_cpu_ops = 1;
-            double wms = NAN, wpeak = NAN;
+            double wms = NAN, wcpu = NAN, wpeak = NAN;
             if (whole) {
                 FILE *f = n_skip ? fopen(skip_path + 1, "w") : NULL;
                 for (size_t i = 0; f && i < n_skip; i++)
@@ -277,7 +281,7 @@ int main(int argc, char **argv)
                     cmd[nc++] = "--cpu-ops", cmd[nc++] = "Tanh";
                 if (n_skip)
                     cmd[nc++] = "--cpu-nodes", cmd[nc++] = skip_path;
-                wms = run_child(cmd, &wpeak);
+                wms = run_child(cmd, &wcpu, &wpeak);
                 if (wms < 0) {
                     fprintf(stderr, "%s %u: carve lower failed\n", shapes[s], sizes[k]);
                     return 1;
@@ -295,17 +299,17 @@ int main(int argc, char **argv)
             const cJSON *tm = cJSON_GetObjectItem(j, "time_ms");
             struct rusage ru;
             getrusage(RUSAGE_SELF, &ru);
-            printf("%-12s %8zu %6d %6d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f\n", shapes[s],
+            printf("%-12s %8zu %6d %6d %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", shapes[s],
                    nodes, cJSON_GetArraySize(cJSON_GetObjectItem(j, "partitions")),
                    cJSON_GetObjectItem(j, "rounds")->valueint, num(tm, "folding"), num(tm, "inference"),
                    num(tm, "partitioning"), num(tm, "decomposition"), num(tm, "delegates"), wall - num(tm, "total"),
-                   wall, (double)ru.ru_maxrss / 1024.0, wms, wpeak);
+                   wall, (double)ru.ru_maxrss / 1024.0, wms, wcpu, wpeak);
             fflush(stdout);
             if (!n_1k)
-                n_1k = (double)nodes, t_1k = wall, w_1k = wms;
+                n_1k = (double)nodes, t_1k = wall, w_1k = wms, c_1k = wcpu;
             if (sizes[k] == 43000)
-                n_43k = (double)nodes, t_43k = wall, w_43k = wms;
-            n_last = (double)nodes, t_last = wall, w_last = wms;
+                n_43k = (double)nodes, t_43k = wall, w_43k = wms, c_43k = wcpu;
+            n_last = (double)nodes, t_last = wall, w_last = wms, c_last = wcpu;
             cJSON_Delete(j);
             carve_report_free(r);
             carve_model_free(m);
@@ -315,11 +319,13 @@ int main(int argc, char **argv)
         }
         /* time ~ nodes^k: the slope of log time over log nodes */
         if (n_last > n_1k)
-            printf("%-12s growth exponent from %.0f to %.0f nodes: in memory %.2f, whole %.2f\n", shapes[s], n_1k,
-                   n_last, exponent(t_1k, n_1k, t_last, n_last), exponent(w_1k, n_1k, w_last, n_last));
+            printf("%-12s growth exponent from %.0f to %.0f nodes: in memory %.2f, whole %.2f (CPU %.2f)\n",
+                   shapes[s], n_1k, n_last, exponent(t_1k, n_1k, t_last, n_last), exponent(w_1k, n_1k, w_last, n_last),
+                   exponent(c_1k, n_1k, c_last, n_last));
         if (n_43k && n_last > n_43k)
-            printf("%-12s growth exponent from %.0f to %.0f nodes: in memory %.2f, whole %.2f\n", shapes[s], n_43k,
-                   n_last, exponent(t_43k, n_43k, t_last, n_last), exponent(w_43k, n_43k, w_last, n_last));
+            printf("%-12s growth exponent from %.0f to %.0f nodes: in memory %.2f, whole %.2f (CPU %.2f)\n",
+                   shapes[s], n_43k, n_last, exponent(t_43k, n_43k, t_last, n_last),
+                   exponent(w_43k, n_43k, w_last, n_last), exponent(c_43k, n_43k, c_last, n_last));
         fflush(stdout);
     }
     if (whole && keep)
