@@ -3,9 +3,10 @@
 # on OCR det (1x3x640x640), OCR rec (1x3x48x320) and silero VAD (one 512-
 # sample frame at 16 kHz: a short run repeated often, where per-run overhead
 # shows; it runs 200 x RUNS times), same inputs, same run: time per run and
-# peak memory of each, and their ratio. carve's BLAS runs one thread too
-# (OPENBLAS_NUM_THREADS, 1 unless set). The machine's load average is
-# printed first: on a shared machine the times move with it.
+# peak memory of each, and their ratio. carve runs one thread too
+# (`carve run --threads 1`, the default; OPENBLAS_NUM_THREADS does not change
+# carve's count, docs/performance.md). The machine's load average is printed
+# first: on a shared machine the times move with it.
 #   bench/bench_models.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
@@ -27,7 +28,7 @@ run() {
     args+=(--input "$(basename "$f" .npy)=$f")
   done
   local c o
-  c=$("$BUILD/carve" run "$model" "${args[@]}" --repeat "$runs" | grep '^time per run')
+  c=$("$BUILD/carve" run "$model" "${args[@]}" --threads 1 --repeat "$runs" | grep '^time per run')
   o=$(node "$ROOT/tests/ort/bench.js" "$model" "$dir" "$runs")
   local cm om
   cm=$(sed -E 's/^time per run: ([0-9.]+) ms mean.*/\1/' <<<"$c")

@@ -37,7 +37,8 @@ struct cv_arena_chunk {
 
 #define ARENA_CHUNK (64 * 1024)
 
-void *cv_arena_alloc(cv_arena *a, size_t n)
+/* n bytes, not zeroed (copies overwrite them at once). */
+static void *arena_raw(cv_arena *a, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     if (n == 0)
@@ -55,7 +56,6 @@ void *cv_arena_alloc(cv_arena *a, size_t n)
              * current chunk's free space is not wasted. */
             c->next = a->head->next;
             a->head->next = c;
-            memset(c->data, 0, n);
             return c->data;
         }
         c->next = a->head;
@@ -65,21 +65,34 @@ void *cv_arena_alloc(cv_arena *a, size_t n)
     }
     void *p = a->head->data + a->used;
     a->used += n;
-    memset(p, 0, n);
     return p;
 }
 
+void *cv_arena_alloc(cv_arena *a, size_t n)
+{
+    void *p = arena_raw(a, n);
+    if (p)
+        memset(p, 0, n ? (n + 15) & ~(size_t)15 : 16);
+    return p;
+}
+
+/* The copy, then zeros up to the 16-byte boundary as cv_arena_alloc gives:
+ * byte strings (string attributes) are read up to a NUL there. */
 void *cv_arena_memdup(cv_arena *a, const void *p, size_t n)
 {
-    void *q = cv_arena_alloc(a, n);
-    if (q && n)
-        memcpy(q, p, n);
+    unsigned char *q = arena_raw(a, n);
+    if (q) {
+        if (n)
+            memcpy(q, p, n);
+        size_t r = n ? (n + 15) & ~(size_t)15 : 16;
+        memset(q + n, 0, r - n);
+    }
     return q;
 }
 
 char *cv_arena_strndup(cv_arena *a, const char *s, size_t n)
 {
-    char *q = cv_arena_alloc(a, n + 1);
+    char *q = arena_raw(a, n + 1);
     if (q) {
         if (n)
             memcpy(q, s, n);

@@ -259,6 +259,8 @@ struct carve_model {
     cv_strmap node_names; /* carve name -> node id, model-wide */
     cv_mapping *maps;     /* memory-mapped external data */
     uint32_t n_maps;
+    void **owned;         /* cv_malloc'd blocks tensors point into (big decoded raw_data) */
+    uint32_t n_owned;
     const char *source_path; /* file it was loaded from, or NULL */
     char **ext_files;        /* external data files it read (real paths, malloc'd): inputs a save must not overwrite */
     uint32_t n_ext_files;

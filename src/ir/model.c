@@ -43,6 +43,9 @@ void carve_model_free(carve_model *m)
     for (uint32_t i = 0; i < m->n_ext_files; i++)
         cv_free(m->ext_files[i]);
     cv_free(m->ext_files);
+    for (uint32_t i = 0; i < m->n_owned; i++)
+        cv_free(m->owned[i]);
+    cv_free(m->owned);
     cv_free(m->scratch);
     if (m->backend_cache_free)
         m->backend_cache_free(m->backend_cache);

@@ -25,6 +25,7 @@
 typedef struct imp {
     carve_model *m;
     const char *base_dir; /* NULL: external data refused */
+    cv_pb_bump *bump;     /* where the message was decoded, or NULL */
 } imp;
 
 #define M (im->m)
@@ -190,6 +191,20 @@ static carve_status tensor_data(imp *im, const Onnx__TensorProto *tp, cv_tensor 
             return cv_error(CTX, CARVE_ERR_INVALID,
                             "%s: raw_data has %zu bytes but %s%s needs %zu", what, tp->raw_data.len,
                             carve_dtype_name(t->dtype), t->rank ? " of its shape" : "", want);
+        /* A big block of its own stays where decoding put it: the model
+         * takes the block over instead of copying it. */
+        void *blk = im->bump && want > (1u << 18) ? cv_pb_bump_detach(im->bump, tp->raw_data.data) : NULL;
+        if (blk) {
+            void **owned = cv_realloc(M->owned, (M->n_owned + 1) * sizeof *owned);
+            if (!owned) {
+                cv_free(blk);
+                return nomem(im);
+            }
+            M->owned = owned;
+            M->owned[M->n_owned++] = blk;
+            t->data = tp->raw_data.data;
+            return CARVE_OK;
+        }
         t->data = cv_arena_memdup(&M->arena, tp->raw_data.data, want);
         return M->arena.failed ? nomem(im) : CARVE_OK;
     }
@@ -732,7 +747,7 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
         return CARVE_ERR_NOMEM;
     }
     /* carve_model_new made an empty main graph; import fills it. */
-    imp im = {m, base_dir};
+    imp im = {m, base_dir, &bump};
     if (source)
         m->source_path = cv_arena_strdup(&m->arena, source);
     carve_status s = import_model(&im, mp);
@@ -782,6 +797,6 @@ carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve
 carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             cv_tensor **out)
 {
-    imp im = {m, base_dir};
+    imp im = {m, base_dir, NULL};
     return tensor_from_proto(&im, tp, what, out);
 }

@@ -23,6 +23,7 @@ ProtobufCAllocator cv_pb_allocator = {pb_alloc, pb_free, NULL};
 typedef struct pb_chunk {
     struct pb_chunk *next;
     size_t cap, used;
+    bool alone; /* one big block (over 256 KiB): a tensor's raw_data can keep it */
     max_align_t data[];
 } pb_chunk;
 
@@ -40,7 +41,8 @@ static void *bump_alloc(void *u, size_t n)
         }
         nc->cap = cap;
         nc->used = 0;
-        if (c && n > (1u << 18)) { /* a big block behind the current chunk */
+        nc->alone = n > (1u << 18);
+        if (c && nc->alone) { /* a big block behind the current chunk */
             nc->next = c->next;
             c->next = nc;
             nc->used = n;
@@ -59,6 +61,18 @@ static void bump_free(void *u, void *p) { (void)u, (void)p; }
 ProtobufCAllocator cv_pb_bump_allocator(cv_pb_bump *b)
 {
     return (ProtobufCAllocator){bump_alloc, bump_free, b};
+}
+
+void *cv_pb_bump_detach(cv_pb_bump *b, const void *data)
+{
+    for (pb_chunk **pp = &b->head; *pp; pp = &(*pp)->next) {
+        pb_chunk *c = *pp;
+        if (c->alone && (const void *)c->data == data) {
+            *pp = c->next;
+            return c;
+        }
+    }
+    return NULL;
 }
 
 void cv_pb_bump_free(cv_pb_bump *b)
