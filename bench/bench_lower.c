@@ -160,28 +160,91 @@ static carve_model *transformer(carve_ctx *ctx, uint32_t n, const char ***skip, 
 
 static double num(const cJSON *o, const char *k) { return cJSON_GetObjectItem(o, k)->valuedouble; }
 
-/* Runs argv as a child process; returns its wall time in ms, its CPU time
- * (user + system: what a loaded machine does not inflate) and its peak
- * RSS in MiB, or a negative time when it fails. */
+/* The whole-command runs start from a small process forked before any
+ * model is built: a child's peak RSS (ru_maxrss) counts what it inherited
+ * at fork, so a child of this process, grown by the in-memory models, would
+ * report this process's size. The spawner reads NUL-separated argv blocks
+ * from a pipe, runs each, and writes back wall ms, CPU ms and peak KiB. */
+static int to_spawner = -1, from_spawner = -1;
+
+static void spawner(int in, int out)
+{
+    static char buf[1 << 16];
+    uint32_t len;
+    while (read(in, &len, sizeof len) == (ssize_t)sizeof len && len < sizeof buf) {
+        size_t got = 0;
+        while (got < len) {
+            ssize_t k = read(in, buf + got, len - got);
+            if (k <= 0)
+                _exit(1);
+            got += (size_t)k;
+        }
+        char *args[32];
+        int na = 0;
+        for (size_t i = 0; i < len && na < 31; i += strlen(buf + i) + 1)
+            args[na++] = buf + i;
+        args[na] = NULL;
+        double r[3] = {-1, 0, 0}, t0 = now_ms();
+        pid_t pid = fork();
+        if (pid == 0) {
+            int fd = open("/dev/null", O_WRONLY);
+            if (fd >= 0)
+                dup2(fd, 2);
+            execv(args[0], args);
+            _exit(127);
+        }
+        int status = 0;
+        struct rusage ru;
+        if (pid > 0 && wait4(pid, &status, 0, &ru) == pid && WIFEXITED(status) && !WEXITSTATUS(status)) {
+            r[0] = now_ms() - t0;
+            r[1] = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+                   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+            r[2] = (double)ru.ru_maxrss;
+        }
+        if (write(out, r, sizeof r) != (ssize_t)sizeof r)
+            _exit(1);
+    }
+    _exit(0);
+}
+
+static bool start_spawner(void)
+{
+    int a[2], b[2];
+    if (pipe(a) || pipe(b))
+        return false;
+    pid_t pid = fork();
+    if (pid < 0)
+        return false;
+    if (pid == 0) {
+        close(a[1]), close(b[0]);
+        spawner(a[0], b[1]);
+    }
+    close(a[0]), close(b[1]);
+    to_spawner = a[1], from_spawner = b[0];
+    return true;
+}
+
+/* Runs argv through the spawner; returns its wall time in ms, its CPU time
+ * (user + system: what a loaded machine does not inflate) and its peak RSS
+ * in MiB, or a negative time when it fails. */
 static double run_child(char **argv, double *cpu_ms, double *peak_mib)
 {
-    double t0 = now_ms();
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open("/dev/null", O_WRONLY);
-        if (fd >= 0)
-            dup2(fd, 2);
-        execv(argv[0], argv);
-        _exit(127);
+    static char buf[1 << 16];
+    uint32_t len = 0;
+    for (int i = 0; argv[i]; i++) {
+        size_t n = strlen(argv[i]) + 1;
+        if (len + n > sizeof buf)
+            return -1;
+        memcpy(buf + len, argv[i], n);
+        len += (uint32_t)n;
     }
-    int status = 0;
-    struct rusage ru;
-    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+    double r[3];
+    if (write(to_spawner, &len, sizeof len) != (ssize_t)sizeof len || write(to_spawner, buf, len) != (ssize_t)len ||
+        read(from_spawner, r, sizeof r) != (ssize_t)sizeof r)
         return -1;
-    *peak_mib = (double)ru.ru_maxrss / 1024.0;
-    *cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-              (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-    return now_ms() - t0;
+    *cpu_ms = r[1];
+    *peak_mib = r[2] / 1024.0;
+    return r[0];
 }
 
 static double exponent(double t0, double n0, double t1, double n1)
@@ -223,6 +286,10 @@ int main(int argc, char **argv)
     if (whole && access(carve_bin, X_OK) != 0) {
         fprintf(stderr, "bench_lower: no carve binary at %s (give --carve PATH or --in-memory)\n", carve_bin);
         return 2;
+    }
+    if (whole && !start_spawner()) {
+        perror("bench_lower: spawner");
+        return 1;
     }
     char dir[] = "/tmp/bench_lower.XXXXXX";
     if (whole && !mkdtemp(dir)) {
