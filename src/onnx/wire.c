@@ -240,6 +240,6 @@ static bool walk(walker *w, const uint8_t *p, const uint8_t *end, const Protobuf
 bool cv_wire_check(const uint8_t *p, size_t n, const ProtobufCMessageDescriptor *d, char *msg,
                    size_t msgsz)
 {
-    walker w = {p, msg, msgsz, {{0}}};
+    walker w = {.base = p, .msg = msg, .msgsz = msgsz};
     return walk(&w, p, p + n, d, 0);
 }
