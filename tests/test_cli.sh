@@ -195,6 +195,36 @@ case_run_repeat() {
   expect_err "--repeat takes a count from 1 to 1000000000"
 }
 
+case_cpu_nodes_file() {
+  # --cpu-nodes @FILE: the names one a line (as a comma list would give them)
+  printf 'conv\nrelu\n' >"$T/names.txt"
+  run lower "$EXAMPLE" --target htp -o "$T/a.onnx" --report "$T/a.json" --cpu-nodes @"$T/names.txt"
+  expect_rc 0
+  run lower "$EXAMPLE" --target htp -o "$T/b.onnx" --report "$T/b.json" --cpu-nodes conv,relu
+  expect_rc 0
+  cmp -s "$T/a.onnx" "$T/b.onnx" || fail "@FILE and the comma list lower differently"
+  grep -q '"name":"relu","op":"Relu","placement":"cpu"' "$T/a.json" || fail "relu is not on CPU in the report"
+  # an unreadable list is a usage error, and nothing is written
+  run lower "$EXAMPLE" --target htp -o "$T/c.onnx" --cpu-nodes @"$T/missing.txt"
+  expect_rc 2
+  expect_err "--cpu-nodes: cannot read '$T/missing.txt'"
+  [ ! -e "$T/c.onnx" ] || fail "an output was written"
+}
+
+case_threads() {
+  run run "$EXAMPLE" --random-inputs 1 --threads 2 --output-dir "$T/t2"
+  expect_rc 0
+  run run "$EXAMPLE" --random-inputs 1 --output-dir "$T/t1"
+  expect_rc 0
+  cmp -s "$T/t1/y.npy" "$T/t2/y.npy" || fail "--threads 2 changed the output"
+  for bad in 0 257 x ""; do
+    run lower "$EXAMPLE" --target htp -o "$T/d.onnx" --threads "$bad"
+    expect_rc 2
+    expect_err "--threads takes a count from 1 to 256"
+  done
+  [ ! -e "$T/d.onnx" ] || fail "an output was written"
+}
+
 declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
 "case_$CASE"
 if [ "$failures" -ne 0 ]; then
