@@ -261,7 +261,7 @@ case_report_to_stdout() {
   setup
   run lower "$T/in.onnx" --target htp -o "$T/out.onnx" --report -
   expect_rc 0
-  expect_out '"schema_version":1'
+  expect_out '"schema_version":2'
   expect_err "report: standard output"
   run lower "$T/in.onnx" --target htp -o - --report "$T/r.json"
   expect_rc 0

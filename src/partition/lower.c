@@ -643,6 +643,8 @@ static carve_status lower_once(carve_model *m, const carve_target *const *ts, co
     }
     if ((st = apply_skip_lists(&lw)))
         goto out;
+    if (report && (st = cv_report_io_take(&lw)))
+        goto out;
     if (!(opts && opts->no_fold) && (st = fold(&lw)))
         goto out;
     bool changed = true;
@@ -717,6 +719,7 @@ out:
     cv_free(lw.tr);
     cv_free(lw.fates);
     cv_recomp_free(&lw.recomp);
+    cv_report_io_free(&lw);
     carve_target_free(own_cpu);
     return st;
 }

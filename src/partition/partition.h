@@ -240,6 +240,7 @@ typedef struct cv_lower {
     uint32_t n_fates;
     double ms_fold;
     cv_recomp_cfg recomp;   /* what recomposition made, during folding */
+    struct cv_report_io *io; /* the input nodes' graphs, values and levels (report.c) */
 } cv_lower;
 
 /* ================================================================ backend_rule.c */
@@ -287,3 +288,8 @@ struct carve_report {
     char *summary;
 };
 carve_status cv_report_build(cv_lower *lw, carve_report **out);
+/* Records what the report says of each input node before lowering changes
+ * it: its graph, its input and output values, its level (longest path from
+ * its graph's inputs). Freed by cv_report_io_free. */
+carve_status cv_report_io_take(cv_lower *lw);
+void cv_report_io_free(cv_lower *lw);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REPORT_SCHEMA 1
+#define REPORT_SCHEMA 2
 
 /* A streaming JSON writer: the report of a 100,000-node model is built in
  * a few milliseconds (a tree of cJSON objects took 30x longer). */
@@ -273,6 +273,177 @@ static size_t value_bytes(const carve_model *m, carve_value_id v, bool *known)
     return b == SIZE_MAX ? 0 : b;
 }
 
+/* ---- what the HTML map needs (schema 2): each input node's graph, level,
+ * values and subgraphs, taken before lowering rewires the nodes. */
+struct cv_report_io {
+    uint32_t n, n_graphs;
+    uint32_t *start;     /* values of node i: ids[start[i] .. start[i] + n_in[i]) are inputs, then outputs */
+    uint32_t *n_in;
+    uint32_t *level;
+    carve_graph_id *graph;
+    carve_value_id *ids;
+};
+
+void cv_report_io_free(cv_lower *lw)
+{
+    struct cv_report_io *io = lw->io;
+    if (!io)
+        return;
+    cv_free(io->start);
+    cv_free(io->n_in);
+    cv_free(io->level);
+    cv_free(io->graph);
+    cv_free(io->ids);
+    cv_free(io);
+    lw->io = NULL;
+}
+
+carve_status cv_report_io_take(cv_lower *lw)
+{
+    const carve_model *m = lw->m;
+    uint32_t n = lw->n_orig;
+    struct cv_report_io *io = cv_malloc(sizeof *io);
+    if (!io)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory writing the report");
+    *io = (struct cv_report_io){.n = n, .n_graphs = m->n_graphs};
+    lw->io = io;
+    io->start = cv_malloc(((size_t)n + 1) * sizeof *io->start);
+    io->n_in = cv_malloc(((size_t)n + 1) * sizeof *io->n_in);
+    io->level = cv_malloc(((size_t)n + 1) * sizeof *io->level);
+    io->graph = cv_malloc(((size_t)n + 1) * sizeof *io->graph);
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += (size_t)m->nodes[i].n_in + m->nodes[i].n_out;
+    io->ids = cv_malloc((total + 1) * sizeof *io->ids);
+    if (!io->start || !io->n_in || !io->level || !io->graph || !io->ids || total >= UINT32_MAX) {
+        cv_report_io_free(lw);
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory writing the report");
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const cv_node *nd = &m->nodes[i];
+        io->start[i] = k;
+        io->n_in[i] = nd->n_in;
+        io->level[i] = 0;
+        io->graph[i] = nd->graph;
+        memcpy(io->ids + k, nd->in, nd->n_in * sizeof *nd->in);
+        memcpy(io->ids + k + nd->n_in, nd->out, nd->n_out * sizeof *nd->out);
+        k += nd->n_in + nd->n_out;
+    }
+    io->start[n] = k;
+    /* levels in each graph's (topological) node order: 1 + the largest
+     * level of a producer in the same graph, 0 without one */
+    for (carve_graph_id g = 0; g < m->n_graphs; g++) {
+        const cv_graph *gr = &m->graphs[g];
+        for (uint32_t j = 0; j < gr->nodes.n; j++) {
+            carve_node_id id = gr->nodes.v[j];
+            if (id >= n)
+                continue;
+            uint32_t l = 0;
+            for (uint32_t q = 0; q < io->n_in[id]; q++) {
+                carve_value_id v = io->ids[io->start[id] + q];
+                carve_node_id p = v == CARVE_NONE ? CARVE_NONE : m->values[v].producer;
+                if (p != CARVE_NONE && p < n && m->nodes[p].graph == g && io->level[p] + 1 > l)
+                    l = io->level[p] + 1;
+            }
+            io->level[id] = l;
+        }
+    }
+    return CARVE_OK;
+}
+
+static void value_names(jw *w, const carve_model *m, const carve_value_id *v, uint32_t n)
+{
+    jopen(w, '[');
+    for (uint32_t k = 0; k < n; k++) {
+        jsep(w);
+        jstr(w, v[k] == CARVE_NONE ? "" : m->values[v[k]].name);
+    }
+    jclose(w, ']');
+}
+
+/* "graph", "level", "inputs", "outputs" and "subgraphs" of input node id. */
+static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
+{
+    const carve_model *m = lw->m;
+    const struct cv_report_io *io = lw->io;
+    const cv_node *n = &m->nodes[id];
+    if (!io || id >= io->n)
+        return;
+    jkv_str(w, "graph", m->graphs[io->graph[id]].name);
+    jkv_num(w, "level", io->level[id]);
+    const carve_value_id *v = io->ids + io->start[id];
+    jkey(w, "inputs");
+    value_names(w, m, v, io->n_in[id]);
+    jkey(w, "outputs");
+    value_names(w, m, v + io->n_in[id], io->start[id + 1] - io->start[id] - io->n_in[id]);
+    bool any = false;
+    for (uint32_t j = 0; j < n->n_attr; j++) {
+        const cv_attr *a = &n->attr[j];
+        uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+        for (uint32_t k = 0; k < cnt; k++) {
+            carve_graph_id g = a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k];
+            if (g >= io->n_graphs)
+                continue;
+            if (!any) {
+                jkey(w, "subgraphs");
+                jopen(w, '[');
+                any = true;
+            }
+            jsep(w);
+            jopen(w, '{');
+            jkv_str(w, "attribute", a->name);
+            jkv_str(w, "graph", m->graphs[g].name);
+            jclose(w, '}');
+        }
+    }
+    if (any)
+        jclose(w, ']');
+}
+
+/* "graphs": the input model's graphs, each subgraph with the node and
+ * attribute holding it. */
+static void graphs(jw *w, const cv_lower *lw)
+{
+    const carve_model *m = lw->m;
+    uint32_t ng = lw->io ? lw->io->n_graphs : 1;
+    jkey(w, "graphs");
+    jopen(w, '[');
+    for (carve_graph_id g = 0; g < ng && g < m->n_graphs; g++) {
+        const cv_graph *gr = &m->graphs[g];
+        jsep(w);
+        jopen(w, '{');
+        jkv_str(w, "name", gr->name);
+        if (gr->parent != CARVE_NONE && gr->owner != CARVE_NONE) {
+            jkv_str(w, "parent", m->graphs[gr->parent].name);
+            jkv_str(w, "node", m->nodes[gr->owner].name);
+        }
+        jclose(w, '}');
+    }
+    jclose(w, ']');
+}
+
+/* "counts": the summary's figures (the human summary says the same). */
+static void counts(jw *w, const cv_lower *lw, uint32_t delegated, uint32_t on_cpu, uint32_t decomposed,
+                   uint32_t folded, const uint32_t *reasons)
+{
+    jkey(w, "counts");
+    jopen(w, '{');
+    jkv_num(w, "nodes", lw->n_orig);
+    jkv_num(w, "delegated", delegated);
+    jkv_num(w, "cpu", on_cpu);
+    jkv_num(w, "decomposed", decomposed);
+    jkv_num(w, "folded", folded);
+    jkv_num(w, "partitions", lw->n_parts);
+    jkey(w, "cpu_reasons");
+    jopen(w, '{');
+    for (int c = 1; c < CV_R_COUNT; c++)
+        if (reasons[c])
+            jkv_num(w, cv_reason_code((cv_reason)c), reasons[c]);
+    jclose(w, '}');
+    jclose(w, '}');
+}
+
 carve_status cv_report_build(cv_lower *lw, carve_report **out)
 {
     carve_model *m = lw->m;
@@ -359,6 +530,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
                 delegated++;
             }
         }
+        node_io(&w, lw, id); /* last: placement stays right after op */
         jclose(&w, '}');
     }
     jclose(&w, ']');
@@ -413,6 +585,8 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     }
     jclose(&w, ']');
     cv_buf_put(&w.b, "\n", 1);
+    graphs(&w, lw);
+    counts(&w, lw, delegated, on_cpu, decomposed, folded, reasons);
     folding(&w, lw);
     recomposed(&w, lw);
     jkv_num(&w, "rounds", lw->rounds);
