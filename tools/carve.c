@@ -13,6 +13,7 @@ static const struct {
     {"check", cmd_check, "lower, run both models on the same inputs and compare the outputs"},
     {"run", cmd_run, "run a model on carve's reference CPU kernels"},
     {"targets", cmd_targets, "list the built-in target profiles, their ops and rules"},
+    {"report", cmd_report, "write a lowering report's partition map: one self-contained HTML page"},
     {"fold", cmd_fold, "fold constants and constant-only subgraphs, write the folded model"},
 };
 

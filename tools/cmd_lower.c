@@ -11,7 +11,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: carve lower MODEL (--target T[+T...] | --target-file FILE...) -o OUT.onnx\n"
-               "                   [--report REPORT.json] [--export-partitions DIR] [options]\n\n"
+               "                   [--report REPORT.json] [--html MAP.html] [--export-partitions DIR] [options]\n\n"
                "Lowers MODEL for an accelerator: every node the target can take goes into as\n"
                "few delegate partitions as the graph allows, the target's rules are applied to\n"
                "the real partitions, and every other node stays on CPU (decomposed when the CPU\n"
@@ -20,6 +20,7 @@ static void usage(FILE *f)
                "ai.carve Delegate node carrying its subgraph, and says why each node went where.\n\n"
                "  -o, --output FILE        the lowered model ('-': standard output)\n"
                "  --report FILE            the JSON report (docs/report.md; '-': standard output)\n"
+               "  --html FILE              the report's partition map, one HTML page (docs/map.md)\n"
                "  --export-partitions DIR  also write each partition as a standalone model\n"
                "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n"
                "  --threads N              threads of backends (default 1; one setting for the whole\n"
@@ -36,7 +37,7 @@ int cmd_lower(int argc, char **argv)
 {
     cli_lower cl = {0};
     cli_inputs ci = {0};
-    const char *path = NULL, *out = NULL, *report = NULL, *export_dir = NULL, *ext = NULL;
+    const char *path = NULL, *out = NULL, *report = NULL, *export_dir = NULL, *ext = NULL, *html = NULL;
     int rc = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -60,6 +61,8 @@ int cmd_lower(int argc, char **argv)
             out = argv[++i];
         else if (!strcmp(a, "--report") && has_val)
             report = argv[++i];
+        else if (!strcmp(a, "--html") && has_val)
+            html = argv[++i];
         else if (!strcmp(a, "--export-partitions") && has_val)
             export_dir = argv[++i];
         else if (!strcmp(a, "--external-data") && has_val)
@@ -140,6 +143,12 @@ int cmd_lower(int argc, char **argv)
             rmdir(export_dir);
         goto free_all;
     }
+    if (html) {
+        const char *j = carve_report_json(rep);
+        const char *inputs[3] = {path, out, report};
+        if ((rc = cli_write_map("lower", j, strlen(j), m, html, inputs, 3)) != EXIT_OK)
+            goto free_all;
+    }
     rc = EXIT_OK;
     if (export_dir)
         fprintf(stderr, "wrote %zu partition model%s to %s/\n", n_parts, n_parts == 1 ? "" : "s", export_dir);
@@ -147,6 +156,8 @@ int cmd_lower(int argc, char **argv)
     fprintf(stderr, "lowered model: %s\n", strcmp(out, "-") ? out : "standard output");
     if (report)
         fprintf(stderr, "report: %s\n", strcmp(report, "-") ? report : "standard output");
+    if (html)
+        fprintf(stderr, "map: %s\n", html);
 free_all:
     carve_outputs_free(o);
     free(json);
