@@ -228,6 +228,7 @@
       }
     }
     const cx = new Float64Array(n);
+    const isSource = indeg.map((d) => (d === 0 ? 1 : 0));
     const order = [];
     const start = items.map((it) => it.k).filter((k) => indeg[k] === 0).sort((x, y) => items[x].c0 - items[y].c0);
     for (let q = 0; q < start.length; q++) order.push(start[q]);
@@ -239,6 +240,16 @@
       }
     }
     if (order.length < n) for (const it of items) if (indeg[it.k] > 0) cx[it.k] = it.c0; /* a cycle: not from carve */
+    /* sources and folded nodes as late as their consumers allow, so they
+     * sit beside what reads them rather than piling up in column 0 */
+    for (let q = order.length - 1; q >= 0; q--) {
+      const a = order[q], it = items[a];
+      const w = it.kind === 'node' ? placeWord(nodes[it.i].placement) : '';
+      if (!(isSource[a] || w === 'folded' || w === 'removed') || !succ[a]) continue;
+      let m = Infinity;
+      for (const b of succ[a]) m = Math.min(m, cx[b]);
+      if (m - it.w > cx[a]) cx[a] = m - it.w;
+    }
     let C = 1, widest = 1;
     for (const it of items) { C = Math.max(C, cx[it.k] + it.w); widest = Math.max(widest, it.w); }
     /* wrap into bands when the graph is much wider than the view */

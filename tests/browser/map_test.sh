@@ -4,7 +4,7 @@
 # screenshots go to OUT/CASE/.
 #
 #   tests/browser/map_test.sh CASE BUILD_DIR MODEL_CACHE OUT
-#   CASE: example | ocr_det | qdq | synth43k | future
+#   CASE: example | ocr_det | qdq | imgly | synth43k | future
 set -euo pipefail
 CASE=$1
 BUILD=$2
@@ -47,6 +47,11 @@ case $CASE in
     "$CARVE" lower "$OUT/synth.onnx" --target htp --cpu-nodes "$(cat "$OUT/skip.txt")" -o "$OUT/lowered.onnx" \
       --report "$OUT/report.json" --html "$OUT/map.html"
     extra=(--expect-collapsed --max-load-ms 30000)
+    ;;
+  imgly)
+    # IMG.LY background removal (small): 1,084 nodes, over a hundred partitions
+    "$CARVE" lower "$CACHE/background-removal-1.4.5/models/small.onnx" --target htp -o "$OUT/lowered.onnx" \
+      --report "$OUT/report.json" --html "$OUT/map.html"
     ;;
   future)
     # a report of a later carve: several targets, reason codes this page
