@@ -266,11 +266,13 @@
     }
     const byBand = [];
     const sorted = items.slice().sort((x, y) => cx[x.k] - cx[y.k] || y.h - x.h);
+    /* a band is a run of columns [bs, bs + bandCols); an item that would
+     * cross its end starts the next band */
+    let band = 0, bs = 0;
     for (const it of sorted) {
-      let band = Math.floor(cx[it.k] / bandCols), local = cx[it.k] - band * bandCols;
-      if (local + it.w > bandCols && it.w <= bandCols) { band++; local = 0; }
+      if (cx[it.k] - bs + it.w > bandCols && cx[it.k] > bs) { band++; bs = cx[it.k]; }
       it.band = band;
-      it.x = local;
+      it.x = cx[it.k] - bs;
       (byBand[band] || (byBand[band] = [])).push(it);
     }
     let bandY = 0;
@@ -382,7 +384,9 @@
     /* regions first, then edges, then boxes */
     for (const b of B) if (b.kind === 'region' && vis(b)) drawRegion(b, s);
     ctx.lineWidth = 1 / Math.max(s, 0.2);
+    const fewPixels = s < 0.12 && L.edges.length > 3000; /* edges of a far view: only between partitions and CPU */
     for (const e of L.edges) {
+      if (fewPixels && !e.crossing) continue;
       const a = B[e.a], b = B[e.b];
       const ax = a.x + a.w, ay = a.y + Math.min(a.h, BOXH) / 2, bx = b.x, by = b.y + Math.min(b.h, BOXH) / 2;
       if (Math.max(ax, bx) < x0 || Math.min(ax, bx) > x1 || Math.max(ay, by) < y0 || Math.min(ay, by) > y1) continue;
@@ -434,6 +438,12 @@
     }
     ctx.fillStyle = fill;
     ctx.fillRect(b.x, b.y, b.w, b.h);
+    if (s < 0.12) { /* a few pixels: colour and outline only */
+      ctx.strokeStyle = stroke;
+      ctx.lineWidth = 1 / s;
+      ctx.strokeRect(b.x, b.y, b.w, b.h);
+      return;
+    }
     if (b.kind === 'part' || (b.kind === 'node' && nodePart[b.i] >= 0)) { ctx.fillStyle = hatch || (hatch = makeHatch()); ctx.fillRect(b.x, b.y, b.w, b.h); }
     ctx.setLineDash(dash ? dash.map((v) => v / Math.max(s, 0.3)) : []);
     ctx.strokeStyle = stroke;
