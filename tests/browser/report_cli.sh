@@ -5,9 +5,10 @@
 # file, and the page is self-contained (no network reference, report text
 # cannot close its <script>).
 #
-#   tests/browser/report_cli.sh BUILD_DIR
+#   tests/browser/report_cli.sh BUILD_DIR [TESTDATA_DIR]
 set -uo pipefail
 BUILD=$1
+TESTDATA=${2:-/usr/share/libonnx-testdata/data}
 CARVE=$BUILD/carve
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 T=$(mktemp -d)
@@ -65,6 +66,26 @@ grep -q '"schema_version":2' "$T/l.html" && ok "lower --html embeds the report" 
 n=$(grep -o '</script' "$T/f.html" | wc -l)
 [ "$n" = 3 ] && ok "only the page's own 3 scripts close" || bad "$n '</script' in the page (want 3)"
 grep -qF 'topk\u003c/script>' "$T/f.html" && ok "'<' in names is written as \\u003c" || bad "'<' not escaped"
+
+# what schema 2 adds for the page: levels, values, graphs, subgraphs, counts
+check_json() { # FILE JS-EXPRESSION-ON-r DESCRIPTION
+  if node -e "const r = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')); process.exit(($2) ? 0 : 1)" "$1"; then ok "$3"
+  else bad "$3"; fi
+}
+E=$T/ex.json
+check_json "$E" "r.schema_version === 2" "schema_version is 2"
+check_json "$E" "r.nodes.every((n) => n.graph === 'main' && Number.isInteger(n.level) && Array.isArray(n.inputs) && Array.isArray(n.outputs))" "every node has its graph, level, inputs and outputs"
+check_json "$E" "(([c, rl, p, f]) => c.level === 0 && rl.level === 1 && p.level === 2 && JSON.stringify(c.inputs) === '[\"x\",\"conv.w\",\"conv.b\"]' && JSON.stringify(rl.inputs) === '[\"conv.out\"]' && f.level === 3)(['conv', 'relu', 'pool', 'flatten'].map((k) => r.nodes.find((n) => n.name === k)))" "levels and value names of the example's first nodes"
+check_json "$E" "r.nodes.every((n) => n.inputs.every((v) => { const p = r.nodes.find((q) => q.outputs.includes(v)); return !p || p.level < n.level; }))" "a node's level is above its producers'"
+check_json "$E" "r.counts.nodes === r.nodes.length && r.counts.partitions === r.partitions.length && r.counts.cpu === r.nodes.filter((n) => n.placement === 'cpu').length && r.counts.folded === r.nodes.filter((n) => n.placement === 'folded' || n.placement === 'removed').length" "counts agree with the nodes"
+grep -q "$(node -e "const r = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8')); const c = r.counts; console.log(c.delegated + ' of ' + (c.delegated + c.cpu) + ' nodes delegated in ' + c.partitions)" "$E")" <("$CARVE" lower "$BUILD/example.onnx" --target htp -o "$T/ex2.onnx" 2>&1) &&
+  ok "counts equal the human summary's" || bad "counts differ from the human summary"
+if [ -f "$TESTDATA/node/test_if/model.onnx" ]; then
+  "$CARVE" lower "$TESTDATA/node/test_if/model.onnx" --target htp -o "$T/if.onnx" --report "$T/if.json" 2>/dev/null || bad "lower test_if"
+  check_json "$T/if.json" "(() => { const i = r.nodes.find((n) => n.op === 'If'); const s = i.subgraphs.map((g) => g.attribute + '=' + g.graph).sort().join(); return s === 'else_branch=else_body,then_branch=then_body' && r.graphs.length === 3 && r.graphs.slice(1).every((g) => g.node === i.name && g.parent === r.graphs[0].name) && r.nodes.filter((n) => n.graph === 'then_body').length === 1; })()" "an If lists its subgraphs, the graphs section their owner, subgraph nodes their graph"
+else
+  bad "no $TESTDATA/node/test_if/model.onnx"
+fi
 
 echo "report_cli: $fails failed"
 [ "$fails" = 0 ]
