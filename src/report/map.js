@@ -794,10 +794,12 @@
         tbody.append(tr);
       }
       if (last < rows.length) tbody.append(sp((rows.length - last) * RH));
-      scroller.setAttribute('aria-activedescendant', rows.length ? 'row-' + active : '');
+      if (rows.length) $('node-table').setAttribute('aria-activedescendant', 'row-' + active);
+      else $('node-table').removeAttribute('aria-activedescendant');
     }
     scroller.addEventListener('scroll', () => requestAnimationFrame(render));
-    scroller.addEventListener('keydown', (e) => {
+    const grid = $('node-table');
+    grid.addEventListener('keydown', (e) => {
       const page = Math.max(1, Math.floor(scroller.clientHeight / RH) - 1);
       let a = active;
       if (e.key === 'ArrowDown') a++;
@@ -854,7 +856,7 @@
     os.onchange = (e) => { f.op = e.target.value; apply(); };
     return { apply, select, set, render, rows: () => rows };
   })();
-  function setFilter(k, v) { table.set(k, v); $('nodes-section').scrollIntoView(); $('table-scroll').focus(); }
+  function setFilter(k, v) { table.set(k, v); $('nodes-section').scrollIntoView(); $('node-table').focus(); }
 
   /* ------------------------------------------------------------ partitions list */
   function renderPartitions() {

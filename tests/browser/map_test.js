@@ -161,12 +161,16 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     check((await page.$eval('th.c-op', (e) => e.getAttribute('aria-sort'))) === 'ascending', 'the sorted column says so (aria-sort)');
 
     /* keyboard: the table takes focus, arrows move, Enter selects */
-    await page.focus('#table-scroll');
+    await page.focus('#node-table');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');
     const third = await page.$eval('#tbody tr.row.active', (e) => e.dataset.node);
     check((await page.$eval('#graph', (e) => e.dataset.selected)) === third, 'keyboard: arrows and Enter select a node', third);
+    const a11y = await page.$eval('#node-table', (t) => { const id = t.getAttribute('aria-activedescendant'); const r = id && document.getElementById(id); return r && r.dataset.node; });
+    check(a11y === third, 'the table tells assistive technology its active row (aria-activedescendant)');
+    const snap = await page.accessibility.snapshot({ root: await page.$('#detail') });
+    check(JSON.stringify(snap || {}).includes(third), 'the selection is text a screen reader reaches (accessibility tree)');
 
     /* a click on a graph node selects its table row */
     const other = nodes.find((n) => n.placement === 'cpu' && n.name !== target) || nodes.find((n) => n.name !== target);
