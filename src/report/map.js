@@ -125,6 +125,19 @@
     if (R.time_ms) flatten(R.time_ms, '', (k, v) => dlRow(td, 'time.' + k, k, v));
     /* sections this page does not know (newer reports): shown as they are */
     const known = new Set(['schema_version', 'carve_version', 'target', 'targets', 'nodes', 'partitions', 'folding', 'rounds', 'time_ms', 'graphs', 'counts']);
+    /* recomposition (docs/recompose.md): each pattern, the op it made, its members */
+    if (Array.isArray(R.recomposed) && R.recomposed.every((r) => r && typeof r === 'object' && Array.isArray(r.nodes))) {
+      known.add('recomposed');
+      const box = el('details', { id: 'recomposed', 'data-section': 'recomposed' }, el('summary', { text: `recomposed: ${R.recomposed.length} pattern${R.recomposed.length === 1 ? '' : 's'} made one op again` }));
+      const ul = el('ul');
+      for (const r of R.recomposed.slice(0, 2000)) {
+        const members = el('span');
+        r.nodes.forEach((nm, k) => { const i = nodeByName.get(nm); members.append(k ? ', ' : '', i !== undefined ? nodeButton(i) : nm); });
+        ul.append(el('li', null, `${r.pattern != null ? r.pattern : '?'} → ${r.op != null ? r.op : '?'} ${r.node != null ? r.node : ''} from `, members));
+      }
+      box.append(ul);
+      $('extra').append(box);
+    }
     for (const k of Object.keys(R)) {
       if (known.has(k)) continue;
       const v = R[k];

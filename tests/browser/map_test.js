@@ -256,6 +256,8 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     for (const k of Object.keys(R))
       if (!['schema_version', 'carve_version', 'target', 'targets', 'nodes', 'partitions', 'folding', 'rounds', 'time_ms', 'graphs', 'counts'].includes(k))
         check(await page.$(`#extra [data-section="${k}"]`) !== null, `unknown section ${k} is shown`);
+    if (Array.isArray(R.recomposed) && R.recomposed.length && R.recomposed[0].nodes)
+      check((await page.$$eval('#recomposed li', (l) => l.length)) === R.recomposed.length, `recomposed: ${R.recomposed.length} patterns listed`);
     check((await page.title()) === 'carve partition map', 'names and messages are text, never markup', await page.title());
 
     check(requests.length === 0, 'no network request', requests.join(' '));
