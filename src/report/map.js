@@ -632,12 +632,17 @@
     if (pt.encodings && typeof pt.encodings === 'object') {
       const keys = Object.keys(pt.encodings);
       D.append(el('h4', { text: `encodings (${keys.length} quantized values)` }));
-      const tb = el('table', { class: 'enc' }, el('thead', null, el('tr', null, ...['value', 'dtype', 'granularity', 'scale', 'zero point', 'axis', 'bits'].map((h) => el('th', { scope: 'col', text: h })))));
+      const tb = el('table', { class: 'enc' }, el('thead', null, el('tr', null, ...[['value'], ['dtype'], ['gran.', 'granularity'], ['scale'], ['zp', 'zero point'], ['axis'], ['bits']].map(([h, t]) => el('th', { scope: 'col', title: t || null, 'aria-label': t || null, text: h })))));
       const body = el('tbody');
-      const short = (v) => { if (v == null) return ''; const s = typeof v === 'object' ? JSON.stringify(v) : String(v); return s.length > 40 ? s.slice(0, 39) + '…' : s; };
+      const num4 = (v) => (typeof v === 'number' && !Number.isInteger(v) ? +v.toPrecision(4) : v);
+      const short = (v) => {
+        if (v == null) return '';
+        const s = Array.isArray(v) ? `[${v.slice(0, 3).map(num4).join(', ')}${v.length > 3 ? `, … ${v.length}` : ''}]` : typeof v === 'object' ? JSON.stringify(v) : String(num4(v));
+        return s.length > 40 ? s.slice(0, 39) + '…' : s;
+      };
       for (const k of keys.slice(0, 500)) {
         const e = pt.encodings[k] || {};
-        body.append(el('tr', null, el('td', { text: k }), el('td', { text: short(e.dtype) }), el('td', { text: short(e.granularity) }), el('td', { text: short(e.scale), title: typeof e.scale === 'object' ? JSON.stringify(e.scale) : null }),
+        body.append(el('tr', null, el('td', { text: k }), el('td', { text: short(e.dtype) }), el('td', { text: short(e.granularity).replace('per_', '') }), el('td', { text: short(e.scale), title: typeof e.scale === 'object' ? JSON.stringify(e.scale) : null }),
           el('td', { text: short(e.zero_point) }), el('td', { text: short(e.axis) }), el('td', { text: short(e.bits) + (e.requantize ? ' (requantize ' + (e.requantize.as || '') + ')' : '') })));
       }
       tb.append(body);
