@@ -97,7 +97,7 @@
   };
 
   /* ------------------------------------------------------------ summary */
-  const LABELS = { nodes: 'Nodes (input model)', delegated: 'Nodes delegated', cpu: 'Nodes on CPU', decomposed: 'Nodes decomposed', folded: 'Nodes folded or removed', partitions: 'Partitions' };
+  const LABELS = { nodes: 'Nodes (input model)', delegated: 'Nodes delegated (with pieces)', cpu: 'Nodes on CPU (with pieces)', decomposed: 'Nodes decomposed', folded: 'Nodes folded or removed', partitions: 'Partitions' };
   function dlRow(dl, key, label, value) {
     dl.append(el('div', { 'data-k': key }, el('dt', { text: label }), el('dd', { text: fmt(value) })));
   }
