@@ -50,6 +50,15 @@
   const reasonCode = (n) => (n.reason && n.reason.code != null ? String(n.reason.code) : '');
   const partByIndex = new Map();
   parts.forEach((p, k) => partByIndex.set(typeof p.index === 'number' ? p.index : k, p));
+  /* where a partition is drawn: its nodes' graph in the input model (a
+   * partition cut from a graph an If was inlined into has nodes of the
+   * inlined branch), else the graph it was cut from */
+  function partGraph(pi) {
+    const p = partByIndex.get(pi);
+    if (!p) return null;
+    const i = Array.isArray(p.nodes) && p.nodes.length ? nodeByName.get(p.nodes[0]) : undefined;
+    return i !== undefined ? graphOf[i] : p.graph != null ? String(p.graph) : null;
+  }
   const partTarget = (pi) => { const p = partByIndex.get(pi); return p && p.target != null ? targetNames(p.target).join(', ') : targets.join(', '); };
   const multiTarget = new Set(parts.map((p) => targetNames(p.target).join(','))).size > 1;
   const nodeByName = new Map();
@@ -623,10 +632,11 @@
     }
     D.append(dl);
     const open = expanded.has(p);
-    if (pt.graph == null || String(pt.graph) === cur)
+    const pg = partGraph(p);
+    if (pg == null || pg === cur)
       D.append(el('button', { type: 'button', id: 'toggle-part', text: open ? 'Collapse in the graph' : 'Expand in the graph', onclick: () => { togglePart(p); renderPartDetail(p); } }));
     else
-      D.append(el('button', { type: 'button', text: `Show graph ${pt.graph}`, onclick: () => { showGraph(String(pt.graph)); selectPart(p); } }));
+      D.append(el('button', { type: 'button', text: `Show graph ${pg}`, onclick: () => { showGraph(pg); selectPart(p); } }));
     if (pt.inputs) D.append(el('h4', { text: `inputs (${pt.inputs.length})` }), valueList(pt.inputs));
     if (pt.outputs) D.append(el('h4', { text: `outputs (${pt.outputs.length})` }), valueList(pt.outputs));
     if (pt.encodings && typeof pt.encodings === 'object') {
@@ -672,8 +682,8 @@
     table.select(i, from !== 'table');
   }
   function selectPart(p) {
-    const pt = partByIndex.get(p);
-    if (pt && pt.graph != null && String(pt.graph) !== cur && graphNodes.has(String(pt.graph))) showGraph(String(pt.graph));
+    const pg = partGraph(p);
+    if (pg != null && pg !== cur && graphNodes.has(pg)) showGraph(pg);
     sel = { kind: 'part', p };
     canvas.dataset.selected = 'P' + p;
     canvas.dataset.selectedKind = 'partition';
@@ -931,7 +941,14 @@
       const b = L.boxes[k], r = canvas.getBoundingClientRect();
       return { kind: b.kind, x: r.left + view.tx + (b.x + b.w / 2) * view.s, y: r.top + view.ty + (b.y + Math.min(b.h, BOXH) / 2) * view.s, w: b.w * view.s, h: b.h * view.s };
     },
-    centre(what) { const k = typeof what === 'number' ? L.boxOfPart.get(what) : L.boxOfNode.get(nodeByName.get(what)); if (k !== undefined) { centreOn(L.boxes[k], true); draw(); } },
+    centre(what) {
+      /* the node's or partition's graph first */
+      const i = typeof what === 'number' ? undefined : nodeByName.get(what);
+      const g = typeof what === 'number' ? partGraph(what) || cur : i !== undefined ? graphOf[i] : cur;
+      if (g !== cur && graphNodes.has(g)) showGraph(g);
+      const k = typeof what === 'number' ? L.boxOfPart.get(what) : L.boxOfNode.get(i);
+      if (k !== undefined) { centreOn(L.boxes[k], true); draw(); }
+    },
     showGraph,
   };
   document.body.dataset.loadMs = Math.round(performance.now() - t0);

@@ -185,7 +185,8 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
 
     /* a collapsed partition expands on click and shows its nodes */
     const mainName = (R.graphs && R.graphs[0] && R.graphs[0].name) || 'main';
-    const main = R.partitions.filter((p) => (p.graph || 'main') === mainName);
+    const graphOfNode = new Map(nodes.map((n) => [n.name, n.graph || 'main']));
+    const main = R.partitions.filter((p) => p.nodes.length && graphOfNode.get(p.nodes[0]) === mainName);
     if (main.length) {
       const p = main.reduce((a, b) => (b.nodes.length > a.nodes.length ? b : a));
       await page.click('#collapse-all');
@@ -239,6 +240,8 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     if (withSub) {
       await page.click('#search', { clickCount: 3 });
       await page.type('#search', withSub.name);
+      await page.select('#f-op', withSub.op);
+      await page.click('th.c-name button'); /* exact name first */
       await page.waitForSelector(`#tbody tr.row[data-node="${withSub.name}"]`);
       await page.click(`#tbody tr.row[data-node="${withSub.name}"]`);
       const sg = withSub.subgraphs[0].graph;

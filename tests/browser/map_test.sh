@@ -4,7 +4,7 @@
 # screenshots go to OUT/CASE/.
 #
 #   tests/browser/map_test.sh CASE BUILD_DIR MODEL_CACHE OUT
-#   CASE: example | ocr_det | qdq | imgly | synth43k | future
+#   CASE: example | ocr_det | qdq | imgly | silero_vad | synth43k | future
 set -euo pipefail
 CASE=$1
 BUILD=$2
@@ -52,6 +52,12 @@ case $CASE in
     # IMG.LY background removal (small): 1,084 nodes, over a hundred partitions
     "$CARVE" lower "$CACHE/background-removal-1.4.5/models/small.onnx" --target htp -o "$OUT/lowered.onnx" \
       --report "$OUT/report.json" --html "$OUT/map.html"
+    ;;
+  silero_vad)
+    # Silero VAD: If nodes whose branches hold If nodes, partitioned on their own
+    SV=$CACHE/silero-vad-1.0.3/package/weights/silero_vad.onnx
+    "$CARVE" lower "$SV" --target htp -o "$OUT/lowered.onnx" --report "$OUT/report.json"
+    "$CARVE" report "$OUT/report.json" --model "$SV" -o "$OUT/map.html"
     ;;
   future)
     # a report of a later carve: several targets, reason codes this page
