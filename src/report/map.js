@@ -183,6 +183,9 @@
 
   const COLW = 170, BOXW = 150, ROWH = 40, BOXH = 30, PAD = 6;
   const BIG = 1500; /* graphs with more nodes start with their partitions collapsed */
+  const OPEN_MAX = 100; /* ... and in smaller ones, partitions larger than this */
+  let showFolded = false; /* folded and removed nodes are in the table; in the graph on demand */
+  const isFolded = (i) => { const w = placeWord(nodes[i].placement); return w === 'folded' || w === 'removed'; };
   const expanded = new Set(); /* partition indices drawn node by node */
   const openDec = new Set();  /* decomposed nodes drawn with their pieces */
   let cur = graphNames.includes('main') ? 'main' : graphNames[0];
@@ -200,7 +203,8 @@
    * bands, like lines of text, so the whole of it fits a screen; inside a
    * band items take the first free lanes. */
   function layout() {
-    const ids = graphNodes.get(cur) || [];
+    const all = graphNodes.get(cur) || [];
+    const ids = showFolded ? all : all.filter((i) => !isFolded(i));
     let minLevel = Infinity;
     for (const i of ids) minLevel = Math.min(minLevel, levelOf[i]);
     if (!isFinite(minLevel)) minLevel = 0;
@@ -547,7 +551,9 @@
     const ids = graphNodes.get(g) || [];
     if (ids.length <= BIG && !startExpanded.has(g)) {
       startExpanded.add(g);
-      for (const i of ids) if (nodePart[i] >= 0) expanded.add(nodePart[i]);
+      const size = new Map();
+      for (const i of ids) if (nodePart[i] >= 0) size.set(nodePart[i], (size.get(nodePart[i]) || 0) + 1);
+      for (const [p, n] of size) if (n <= OPEN_MAX) expanded.add(p);
     }
     relayout(false);
     const gi = graphInfo.get(g);
@@ -557,7 +563,8 @@
       crumb.append(`subgraph of node `, el('button', { type: 'button', class: 'linkish', text: gi.node, onclick: () => selectNode(nodeByName.get(gi.node), 'crumb') }),
         gi.parent != null ? ` in graph ${gi.parent}` : '');
     }
-    status(`Graph ${g}: ${ids.length} nodes, ${L.boxOfPart.size} partitions, ${L.edges.length} edges`);
+    const hidden = showFolded ? 0 : ids.filter(isFolded).length;
+    status(`Graph ${g}: ${ids.length} nodes${hidden ? ` (${hidden} folded or removed, hidden: see "Show folded nodes")` : ''}, ${L.boxOfPart.size} partitions, ${L.edges.length} edges`);
   }
 
   /* ------------------------------------------------------------ selection and details */
@@ -669,6 +676,7 @@
   function selectNode(i, from) {
     if (i === undefined || i < 0 || i >= N) return;
     if (graphOf[i] !== cur) showGraph(graphOf[i]);
+    if (isFolded(i) && !showFolded) { showFolded = true; $('show-folded').checked = true; relayout(true); }
     const p = nodePart[i];
     if (p >= 0 && !expanded.has(p)) { expanded.add(p); relayout(true); }
     sel = { kind: 'node', i };
@@ -749,6 +757,7 @@
   $('expand-all').onclick = () => { for (const i of graphNodes.get(cur) || []) if (nodePart[i] >= 0) expanded.add(nodePart[i]); relayout(false); status('All partitions of this graph expanded'); };
   $('collapse-all').onclick = () => { expanded.clear(); relayout(false); status('All partitions collapsed'); };
   $('graph-select').onchange = (e) => showGraph(e.target.value);
+  $('show-folded').onchange = (e) => { showFolded = e.target.checked; relayout(false); status(`Folded and removed nodes ${showFolded ? 'shown' : 'hidden'}`); };
 
   /* ------------------------------------------------------------ node table (virtualised) */
   const COLS = [

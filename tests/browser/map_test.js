@@ -68,7 +68,14 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     await shot('summary');
     const collapsedAtStart = await page.$eval('#graph', (e) => e.dataset.expanded === '');
     if (args['expect-collapsed']) check(collapsedAtStart, 'a large graph starts with its partitions collapsed');
-    else check(!collapsedAtStart || !R.partitions.length, 'a small graph starts with its partitions expanded');
+    else {
+      /* a smaller graph: its partitions of up to 100 nodes start expanded */
+      const g0 = (R.graphs && R.graphs[0] && R.graphs[0].name) || 'main';
+      const byName = new Map(nodes.map((n) => [n.name, n]));
+      const want = R.partitions.filter((p) => p.nodes.length && p.nodes.length <= 100 && byName.get(p.nodes[0]).graph === g0).map((p) => p.index).sort((a, b) => a - b).join(',');
+      const got = await page.$eval('#graph', (e) => e.dataset.expanded);
+      check(got === want, 'a smaller graph starts with its partitions of up to 100 nodes expanded', `${got} vs ${want}`);
+    }
 
     /* the summary: every count of the report, and the reasons chart */
     const counts = R.counts || {};
@@ -173,7 +180,8 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     check(JSON.stringify(snap || {}).includes(third), 'the selection is text a screen reader reaches (accessibility tree)');
 
     /* a click on a graph node selects its table row */
-    const other = nodes.find((n) => n.placement === 'cpu' && n.name !== target) || nodes.find((n) => n.name !== target);
+    const shown = (n) => n.placement !== 'folded' && n.placement !== 'removed';
+    const other = nodes.find((n) => n.placement === 'cpu' && n.name !== target) || nodes.find((n) => n.name !== target && shown(n));
     if (other) {
       await page.$eval('#graph-section', (e) => e.scrollIntoView());
       await page.evaluate((t) => window.carveMap.centre(t), other.name);
@@ -208,6 +216,15 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
       check(shownIn === p.nodes.length, 'the partition\'s node count is shown');
       await shot('expanded');
     }
+
+    /* folded and removed nodes: hidden in the graph until asked for */
+    const g0 = await page.$eval('#graph', (e) => e.dataset.graph);
+    const folded = nodes.filter((n) => (n.graph || 'main') === g0 && (n.placement === 'folded' || n.placement === 'removed')).length;
+    if (await page.$eval('#show-folded', (e) => e.checked)) await page.click('#show-folded');
+    const drawnOff = await page.$eval('#graph', (e) => +e.dataset.drawnNodes);
+    await page.click('#show-folded');
+    const drawnOn = await page.$eval('#graph', (e) => +e.dataset.drawnNodes);
+    check(drawnOn - drawnOff === folded, `"Show folded nodes" draws the graph's ${folded} folded and removed nodes`, drawnOn - drawnOff);
 
     /* decomposed nodes: their pieces */
     const dec = nodes.find((n) => n.placement === 'decomposed');
@@ -247,7 +264,7 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
       const sg = withSub.subgraphs[0].graph;
       await page.click(`#detail .subgraph-link[data-graph="${sg}"]`);
       check((await page.$eval('#graph', (e) => e.dataset.graph)) === sg, `node ${withSub.name} opens its subgraph ${sg}`);
-      const inSub = nodes.filter((n) => n.graph === sg).map((n) => n.name);
+      const inSub = nodes.filter((n) => n.graph === sg && n.placement !== 'folded' && n.placement !== 'removed').map((n) => n.name);
       const drawn = await page.evaluate((names) => names.every((n) => window.carveMap.boxOf(n)), inSub);
       check(drawn, `subgraph ${sg} draws its ${inSub.length} nodes`);
       await page.$eval('#graph-section', (e) => e.scrollIntoView());
