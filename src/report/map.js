@@ -39,7 +39,8 @@
     if (typeof t === 'object') return [t.name != null ? String(t.name) : JSON.stringify(t)];
     return [String(t)];
   }
-  const targets = targetNames(R.target !== undefined ? R.target : R.targets);
+  /* "targets" (every target, in priority order) when the report has it */
+  const targets = targetNames(Array.isArray(R.targets) && R.targets.length ? R.targets : R.target !== undefined ? R.target : R.targets);
   /* a placement: a partition index (number, or {partition: i}), else a word */
   function partOfPlacement(p) {
     if (typeof p === 'number') return p;
@@ -114,6 +115,9 @@
     $('title-line').textContent = `${targets.length > 1 ? 'targets' : 'target'} ${targets.join(', ') || '?'} · carve ${R.carve_version || '?'} · report schema ${R.schema_version != null ? R.schema_version : '?'}`;
     const dl = $('summary');
     dlRow(dl, 'target', targets.length > 1 ? 'Targets' : 'Target', targets.join(', ') || '?');
+    const tobjs = (Array.isArray(R.targets) ? R.targets : Array.isArray(R.target) ? R.target : [R.target]).filter((t) => t && typeof t === 'object');
+    const backends = tobjs.filter((t) => t.backend != null).map((t) => `${t.name}: ${t.backend}${t.backend_version ? ' ' + t.backend_version : ''}`);
+    if (backends.length) dlRow(dl, 'backend', backends.length > 1 ? 'Backends' : 'Backend', backends.join(', '));
     for (const k of Object.keys(counts)) if (k !== 'cpu_reasons' && typeof counts[k] !== 'object') dlRow(dl, k, LABELS[k] || k, counts[k]);
     if (R.rounds != null) dlRow(dl, 'rounds', 'Rounds', R.rounds);
     if (R.time_ms && R.time_ms.total != null) dlRow(dl, 'time', 'Time (ms)', R.time_ms.total);
@@ -595,8 +599,17 @@
       dlRow(dl, 'reason', 'reason', reasonCode(n));
       dl.append(el('div', null, el('dt', { text: 'message' }), el('dd', { style: 'font-weight:400', text: n.reason.message || '' })));
     }
-    for (const k of ['why', 'into']) if (n[k] != null) dlRow(dl, k, k, n[k]);
+    for (const k of ['why', 'into', 'target']) if (n[k] != null && typeof n[k] !== 'object') dlRow(dl, k, k, n[k]);
+    /* fields this page does not know, as they are */
+    const knownK = new Set(['name', 'op', 'domain', 'graph', 'level', 'placement', 'reason', 'why', 'into', 'target', 'inputs', 'outputs', 'decomposed', 'replaced_by', 'pieces', 'subgraphs', 'refused_by']);
+    for (const k of Object.keys(n)) if (!knownK.has(k)) dlRow(dl, k, k, typeof n[k] === 'object' ? JSON.stringify(n[k]) : n[k]);
     D.append(dl);
+    if (Array.isArray(n.refused_by) && n.refused_by.length) {
+      D.append(el('h4', { text: 'refused by' }));
+      const ul = el('ul', { class: 'refused-by' });
+      for (const r of n.refused_by) ul.append(el('li', null, el('strong', { text: `${r.target != null ? r.target : '?'}: ` }), el('span', { class: 'mono', text: r.code != null ? String(r.code) : '' }), r.message ? ` ${r.message}` : ''));
+      D.append(ul);
+    }
     if (n.inputs) D.append(el('h4', { text: `inputs (${n.inputs.length})` }), valueList(n.inputs));
     if (n.outputs) D.append(el('h4', { text: `outputs (${n.outputs.length})` }), valueList(n.outputs));
     const ps = piecesOf(n);

@@ -85,7 +85,8 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
       check(shown !== null && num(shown) === v, `summary ${k} shows ${v}`, shown);
     }
     if (R.rounds != null) check(num(await page.$eval('#summary [data-k="rounds"] dd', (e) => e.textContent)) === R.rounds, `summary rounds shows ${R.rounds}`);
-    const tname = Array.isArray(R.target) ? R.target.map((t) => t.name || t).join(', ') : R.target.name || R.target;
+    const tl = Array.isArray(R.targets) && R.targets.length ? R.targets : Array.isArray(R.target) ? R.target : [R.target];
+    const tname = tl.map((t) => (typeof t === 'object' ? t.name : t)).join(', ');
     check((await page.$eval('#summary [data-k="target"] dd', (e) => e.textContent)) === tname, `summary target shows ${tname}`);
     const byReason = {};
     for (const n of nodes) if (n.placement === 'cpu' && n.reason) byReason[n.reason.code] = (byReason[n.reason.code] || 0) + 1;
@@ -271,6 +272,17 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
       await shot('subgraph');
       await page.click('#graph-crumb button');
       check((await page.$eval('#graph', (e) => e.dataset.graph)) === withSub.graph, 'the subgraph leads back to its node');
+    }
+    /* several targets: what each earlier target said of a node */
+    const refused = nodes.find((n) => Array.isArray(n.refused_by) && n.refused_by.length);
+    if (refused) {
+      await page.click('#search', { clickCount: 3 });
+      await page.type('#search', refused.name);
+      await page.select('#f-op', refused.op);
+      await page.waitForSelector(`#tbody tr.row[data-node="${refused.name}"]`);
+      await page.click(`#tbody tr.row[data-node="${refused.name}"]`);
+      const items = await page.$$eval('#detail ul.refused-by li', (l) => l.map((e) => e.textContent));
+      check(items.length === refused.refused_by.length && items.every((t, k) => t.startsWith(refused.refused_by[k].target + ': ' + refused.refused_by[k].code)), `node ${refused.name} lists the targets that refused it`, items.join(' | '));
     }
     /* sections the page does not know are shown as they are */
     for (const k of Object.keys(R))
