@@ -20,11 +20,10 @@ int cmd_targets(int argc, char **argv);
 int cmd_fold(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* Writes the partition map page (cmd_report.c, docs/map.md) of report JSON
- * `json` to `out`, with the value types of `m` when not NULL; refuses to
- * write onto one of `inputs`. Prints why on failure; returns an exit code. */
-int cli_write_map(const char *cmd, const char *json, size_t len, const carve_model *m, const char *out,
-                  const char *const *inputs, size_t n_inputs);
+/* The partition map page (cmd_report.c, docs/map.md) of report JSON `json`,
+ * with the value types of `m` when not NULL: malloc'd bytes, *n of them, or
+ * NULL (printed why). */
+char *cli_map_page(const char *cmd, const char *json, size_t len, const carve_model *m, size_t *n);
 
 /* Inputs given on the command line: --input NAME=FILE, --dim NAME=VALUE,
  * --random-inputs SEED (run and check share them). */

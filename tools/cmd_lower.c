@@ -88,7 +88,8 @@ int cmd_lower(int argc, char **argv)
     carve_model *m = NULL;
     carve_report *rep = NULL;
     carve_outputs *o = NULL;
-    char *json = NULL;
+    char *json = NULL, *page = NULL;
+    size_t page_n = 0;
     bool made_dir = false;
     size_t n_parts = 0;
     rc = EXIT_MODEL;
@@ -114,6 +115,12 @@ int cmd_lower(int argc, char **argv)
         memcpy(json, j, jn);
         json[jn] = '\n';
         s = carve_outputs_add_bytes(o, report, "report", json, jn + 1);
+    }
+    if (!s && html) {
+        const char *j = carve_report_json(rep);
+        if (!(page = cli_map_page("lower", j, strlen(j), m, &page_n)))
+            goto free_all;
+        s = carve_outputs_add_bytes(o, html, "map", page, page_n);
     }
     if (!s && export_dir) {
         struct stat st;
@@ -143,12 +150,6 @@ int cmd_lower(int argc, char **argv)
             rmdir(export_dir);
         goto free_all;
     }
-    if (html) {
-        const char *j = carve_report_json(rep);
-        const char *inputs[3] = {path, out, report};
-        if ((rc = cli_write_map("lower", j, strlen(j), m, html, inputs, 3)) != EXIT_OK)
-            goto free_all;
-    }
     rc = EXIT_OK;
     if (export_dir)
         fprintf(stderr, "wrote %zu partition model%s to %s/\n", n_parts, n_parts == 1 ? "" : "s", export_dir);
@@ -157,10 +158,11 @@ int cmd_lower(int argc, char **argv)
     if (report)
         fprintf(stderr, "report: %s\n", strcmp(report, "-") ? report : "standard output");
     if (html)
-        fprintf(stderr, "map: %s\n", html);
+        fprintf(stderr, "map: %s\n", strcmp(html, "-") ? html : "standard output");
 free_all:
     carve_outputs_free(o);
     free(json);
+    free(page);
     carve_report_free(rep);
     carve_model_free(m);
     carve_ctx_free(ctx);

@@ -10,8 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 extern const unsigned char cv_map_html[], cv_map_css[], cv_map_js[];
 
@@ -82,44 +80,21 @@ static void put_model_types(FILE *f, const carve_model *m)
     fputs("}}", f);
 }
 
-/* The page, written to a temporary file beside `out` and renamed over it at
- * the end, so a failed write leaves no half page; never onto one of
- * `inputs` (the report, the model). */
-int cli_write_map(const char *cmd, const char *json, size_t len, const carve_model *m, const char *out,
-                  const char *const *inputs, size_t n_inputs)
+char *cli_map_page(const char *cmd, const char *json, size_t len, const carve_model *m, size_t *n)
 {
-    struct stat so, si;
-    if (stat(out, &so) == 0)
-        for (size_t i = 0; i < n_inputs; i++)
-            if (inputs[i] && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-                fprintf(stderr, "carve %s: %s is an input; the page would overwrite it\n", cmd, out);
-                return EXIT_MODEL;
-            }
     const char *html = (const char *)cv_map_html;
     static const char *const marks[] = {"/*@CARVE_CSS@*/", "@CARVE_REPORT@", "@CARVE_MODEL@", "/*@CARVE_JS@*/"};
     const char *at[4];
     for (int k = 0; k < 4; k++)
         if (!(at[k] = strstr(html, marks[k])) || (k && at[k] < at[k - 1])) {
             fprintf(stderr, "carve %s: the page template lacks %s (a carve bug)\n", cmd, marks[k]);
-            return EXIT_MODEL;
+            return NULL;
         }
-    size_t n = strlen(out);
-    char *tmp = malloc(n + 16);
-    if (!tmp) {
-        fprintf(stderr, "carve %s: out of memory\n", cmd);
-        return EXIT_MODEL;
-    }
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", out);
-    int fd = mkstemp(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    char *page = NULL;
+    FILE *f = open_memstream(&page, n);
     if (!f) {
-        fprintf(stderr, "carve %s: %s: %s\n", cmd, out, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return EXIT_MODEL;
+        fprintf(stderr, "carve %s: out of memory\n", cmd);
+        return NULL;
     }
     const char *p = html;
     bool ok = true;
@@ -139,18 +114,13 @@ int cli_write_map(const char *cmd, const char *json, size_t len, const carve_mod
             ok = ok && fputs((const char *)cv_map_js, f) >= 0;
     }
     ok = ok && fputs(p, f) >= 0 && !ferror(f);
-    int err = errno;
     ok = (fclose(f) == 0) && ok;
-    if (!ok || chmod(tmp, 0644) != 0 || rename(tmp, out) != 0) {
-        if (ok)
-            err = errno;
-        fprintf(stderr, "carve %s: %s: %s\n", cmd, out, strerror(err ? err : EIO));
-        unlink(tmp);
-        free(tmp);
-        return EXIT_MODEL;
+    if (!ok) {
+        fprintf(stderr, "carve %s: out of memory making the page\n", cmd);
+        free(page);
+        return NULL;
     }
-    free(tmp);
-    return EXIT_OK;
+    return page;
 }
 
 static void usage(FILE *f)
@@ -240,11 +210,13 @@ int cmd_report(int argc, char **argv)
         free(json);
         return EXIT_MODEL;
     }
-    carve_ctx *ctx = NULL;
+    carve_ctx *ctx = carve_ctx_new();
     carve_model *m = NULL;
+    carve_outputs *o = NULL;
+    char *page = NULL;
+    size_t n = 0;
     int rc = EXIT_MODEL;
     if (model) {
-        ctx = carve_ctx_new();
         if (!(m = cli_load(ctx, model)))
             goto done;
         /* the types of every value, as far as inference can tell; a model
@@ -252,11 +224,27 @@ int cmd_report(int argc, char **argv)
         if (cv_infer_model(m, NULL) != CARVE_OK)
             fprintf(stderr, "carve report: %s: types as saved (%s)\n", model, carve_errmsg(ctx));
     }
-    const char *inputs[2] = {path, model};
-    rc = cli_write_map("report", json, len, m, out, inputs, 2);
-    if (rc == EXIT_OK)
-        fprintf(stderr, "map: %s\n", out);
+    if (!(page = cli_map_page("report", json, len, m, &n)))
+        goto done;
+    /* written to a temporary beside it and renamed (docs/files.md); never
+     * onto the report or the model */
+    o = carve_outputs_new(ctx);
+    carve_status s = carve_outputs_protect(o, path, "report");
+    if (!s && model)
+        s = carve_outputs_protect(o, model, "model");
+    if (!s)
+        s = carve_outputs_add_bytes(o, out, "map", page, n);
+    if (!s)
+        s = carve_outputs_commit(o);
+    if (s) {
+        fprintf(stderr, "carve report: %s\n", carve_errmsg(ctx));
+        goto done;
+    }
+    rc = EXIT_OK;
+    fprintf(stderr, "map: %s\n", strcmp(out, "-") ? out : "standard output");
 done:
+    carve_outputs_free(o);
+    free(page);
     carve_model_free(m);
     carve_ctx_free(ctx);
     free(json);

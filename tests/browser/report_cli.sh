@@ -40,21 +40,27 @@ echo '{"schema_version": 2}' >"$T/nonodes.json"
 expect 1 "no \"nodes\" array" -- "$CARVE" report "$T/nonodes.json" -o "$T/m.html"
 expect 1 "missing.onnx" -- "$CARVE" report "$T/ex.json" --model "$T/missing.onnx" -o "$T/m.html"
 [ ! -e "$T/m.html" ] && ok "failed runs leave no page" || bad "a failed run left $T/m.html"
-expect 1 "is an input" -- "$CARVE" report "$T/ex.json" -o "$T/ex.json"
+expect 1 "refusing to overwrite" -- "$CARVE" report "$T/ex.json" -o "$T/ex.json"
 [ "$(sha256sum <"$T/ex.json")" = "$sum_report" ] && ok "the report is untouched" || bad "the report was changed"
 sum_model=$(sha256sum <"$T/ex.onnx")
-expect 1 "is an input" -- "$CARVE" report "$T/ex.json" --model "$T/ex.onnx" -o "$T/ex.onnx"
+expect 1 "refusing to overwrite" -- "$CARVE" report "$T/ex.json" --model "$T/ex.onnx" -o "$T/ex.onnx"
 [ "$(sha256sum <"$T/ex.onnx")" = "$sum_model" ] && ok "the model is untouched" || bad "the model was changed"
 cp "$BUILD/example.onnx" "$T/in.onnx"
 sum_in=$(sha256sum <"$T/in.onnx")
-expect 1 "is an input" -- "$CARVE" lower "$T/in.onnx" --target htp -o "$T/low.onnx" --html "$T/in.onnx"
+expect 1 "refusing to overwrite" -- "$CARVE" lower "$T/in.onnx" --target htp -o "$T/low.onnx" --html "$T/in.onnx"
 [ "$(sha256sum <"$T/in.onnx")" = "$sum_in" ] && ok "lower --html never writes onto its model" || bad "lower --html changed its model"
 expect 2 "unknown option or missing value: '--html'" -- "$CARVE" lower "$T/in.onnx" --target htp -o "$T/low.onnx" --html
+
+rm -f "$T/low.onnx"
+expect 1 "would both be written" -- "$CARVE" lower "$T/in.onnx" --target htp -o "$T/low.onnx" --html "$T/low.onnx"
+[ ! -e "$T/low.onnx" ] && ok "a page and a model on one path: neither is written" || bad "$T/low.onnx was written"
+"$CARVE" report "$T/ex.json" -o - >"$T/stdout.html" 2>"$T/err"
+grep -q 'carve partition map' "$T/stdout.html" && grep -q "map: standard output" "$T/err" && ok "-o - writes the page to standard output" || bad "-o - did not write the page"
 
 # a page, written over an older file of the same name, with no temporary left
 echo old >"$T/m.html"
 expect 0 "map: $T/m.html" -- "$CARVE" report "$T/ex.json" --model "$T/ex.onnx" -o "$T/m.html"
-ls "$T" | grep -q '\.tmp\.' && bad "a temporary file was left" || ok "no temporary file left"
+ls -A "$T" | grep -q "carve-tmp\|\.tmp\." && bad "a temporary file was left" || ok "no temporary file left"
 grep -q 'carve partition map' "$T/m.html" && ok "the page replaced the old file" || bad "the page is not there"
 grep -qE '(src|href)=["'"'"']?(https?:)?//' "$T/m.html" && bad "the page references the network" || ok "the page references no network resource"
 grep -q '"conv.w":"float32\[' "$T/m.html" && ok "--model adds the values' types" || bad "--model added no types"
