@@ -124,14 +124,14 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     const target = args.node || nodes[Math.floor(nodes.length / 2)].name;
     await page.click('#search', { clickCount: 3 });
     await page.type('#search', target);
-    await page.waitForFunction((t) => [...document.querySelectorAll('#tbody tr.row')].some((r) => r.dataset.node === t), { timeout: 10000 }, target)
+    await page.waitForFunction((t) => [...document.querySelectorAll('#tbody tr.row')].some((r) => r.dataset.node === t), { timeout: 30000 }, target)
       .then(() => check(true, `search finds ${target}`), () => check(false, `search finds ${target}`));
     const expectSearch = nodes.filter((n) => n.name.toLowerCase().includes(target.toLowerCase()) || n.op.toLowerCase().includes(target.toLowerCase())).length;
     check(num((await countText()).split(' of ')[0]) === expectSearch, `search shows ${expectSearch} matching nodes`, await countText());
 
     /* a table row click selects the node in the graph */
     await page.click(`#tbody tr.row[data-node="${target.replace(/"/g, '\\"')}"]`);
-    await page.waitForFunction((t) => document.getElementById('graph').dataset.selected === t, { timeout: 10000 }, target)
+    await page.waitForFunction((t) => document.getElementById('graph').dataset.selected === t, { timeout: 30000 }, target)
       .then(() => check(true, 'clicking the row selects the graph node'), () => check(false, 'clicking the row selects the graph node'));
     check((await page.$eval('#detail h3', (e) => e.textContent)) === target, 'the detail panel names the node');
     const inView = await page.evaluate((t) => {
@@ -147,7 +147,7 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     /* filter by each reason: exactly the report's nodes with it */
     await page.click('#search', { clickCount: 3 });
     await page.keyboard.press('Backspace');
-    await page.waitForFunction((n) => document.getElementById('table-count').textContent.startsWith(n), { timeout: 10000 }, nodes.length.toLocaleString('en-US'));
+    await page.waitForFunction((n) => document.getElementById('table-count').textContent.startsWith(n), { timeout: 30000 }, nodes.length.toLocaleString('en-US'));
     const reasons = [...new Set(nodes.filter((n) => n.reason).map((n) => n.reason.code))];
     for (const code of reasons.slice(0, 6)) {
       await page.select('#f-reason', code);
@@ -188,7 +188,7 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
       await page.evaluate((t) => window.carveMap.centre(t), other.name);
       const b = await page.evaluate((t) => window.carveMap.boxOf(t), other.name);
       await page.mouse.click(b.x, b.y);
-      await page.waitForFunction((t) => { const r = document.querySelector('#tbody tr.row[aria-selected="true"]'); return r && r.dataset.node === t; }, { timeout: 10000 }, other.name)
+      await page.waitForFunction((t) => { const r = document.querySelector('#tbody tr.row[aria-selected="true"]'); return r && r.dataset.node === t; }, { timeout: 30000 }, other.name)
         .then(() => check(true, `clicking graph node ${other.name} selects its table row`), () => check(false, `clicking graph node ${other.name} selects its table row`));
     }
 
@@ -207,7 +207,7 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
       await shot('collapsed');
       const b2 = await page.evaluate((i) => window.carveMap.boxOf(i), p.index);
       await page.mouse.click(b2.x, b2.y);
-      await page.waitForFunction((i) => document.getElementById('graph').dataset.expanded.split(',').includes(String(i)), { timeout: 10000 }, p.index)
+      await page.waitForFunction((i) => document.getElementById('graph').dataset.expanded.split(',').includes(String(i)), { timeout: 30000 }, p.index)
         .then(() => check(true, `clicking partition ${p.index} expands it`), () => check(false, `clicking partition ${p.index} expands it`));
       const after = await page.$eval('#graph', (e) => +e.dataset.drawnNodes);
       check(after - before === p.nodes.length, `expanding it draws its ${p.nodes.length} nodes`, `${after - before}`);
@@ -232,7 +232,7 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     if (dec) {
       await page.select('#f-placement', 'decomposed');
       await page.click(`#tbody tr.row[data-node="${dec.name}"]`);
-      await page.waitForFunction((t) => document.getElementById('graph').dataset.selected === t, { timeout: 10000 }, dec.name);
+      await page.waitForFunction((t) => document.getElementById('graph').dataset.selected === t, { timeout: 30000 }, dec.name);
       const pieces = await page.$$eval('#detail ul.pieces li', (l) => l.length);
       check(pieces === dec.decomposed.length, `decomposed node ${dec.name} shows its ${dec.decomposed.length} pieces`, pieces);
       await page.click('#toggle-pieces');

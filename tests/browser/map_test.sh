@@ -46,7 +46,7 @@ case $CASE in
     "$BUILD/tests/browser/make_synth" "$OUT/synth.onnx" "$OUT/skip.txt"
     "$CARVE" lower "$OUT/synth.onnx" --target htp --cpu-nodes "$(cat "$OUT/skip.txt")" -o "$OUT/lowered.onnx" \
       --report "$OUT/report.json" --html "$OUT/map.html"
-    extra=(--expect-collapsed --max-load-ms 30000)
+    extra=(--expect-collapsed --max-load-ms 60000)
     ;;
   imgly)
     # IMG.LY background removal (small): 1,084 nodes, over a hundred partitions
