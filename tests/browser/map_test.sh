@@ -4,7 +4,7 @@
 # screenshots go to OUT/CASE/.
 #
 #   tests/browser/map_test.sh CASE BUILD_DIR MODEL_CACHE OUT
-#   CASE: example | ocr_det | qdq | imgly | silero_vad | synth43k | future
+#   CASE: example | multi | ocr_det | qdq | imgly | silero_vad | synth43k | future
 set -euo pipefail
 CASE=$1
 BUILD=$2
@@ -24,6 +24,10 @@ extra=()
 case $CASE in
   example)
     "$CARVE" lower "$BUILD/example.onnx" --target htp -o "$OUT/lowered.onnx" --report "$OUT/report.json" --html "$OUT/map.html"
+    ;;
+  multi)
+    # two targets in priority order: each node's target and refused_by
+    "$CARVE" lower "$BUILD/example.onnx" --target htp+gpu -o "$OUT/lowered.onnx" --report "$OUT/report.json" --html "$OUT/map.html"
     ;;
   ocr_det)
     # dims fixed as tests/lower_real_models.sh does; one Conv kept on CPU
