@@ -449,6 +449,24 @@ typedef struct carve_fold_stats {
  * verifies afterwards; on error it should be discarded. */
 carve_status carve_fold(carve_model *m, const carve_fold_opts *opts, carve_fold_stats *stats);
 
+/* ---------------------------------------------------------------- opset upgrade */
+
+typedef struct carve_upgrade_stats {
+    int64_t opset_before, opset_after; /* the model's ai.onnx opset */
+    uint32_t nodes_rewritten;          /* nodes whose attributes, inputs or op changed */
+    uint32_t nodes_added;              /* nodes made (Flatten, Shape, Reshape around old Softmax) */
+    char refused[512];                 /* why the model was left at its opset ("" when it was not) */
+} carve_upgrade_stats;
+
+/* Brings m's ai.onnx nodes, subgraphs included, to the newest ai.onnx
+ * opset carve knows, rewriting the ops whose form changed (old Softmax,
+ * Upsample, attributes that became inputs...: docs/upgrade.md) so that
+ * results stay the same. Nodes keep their names; nodes made are named
+ * "<node>/<piece>". All or nothing: when some node has no faithful rewrite
+ * the model is left unchanged and stats->refused names it (the call still
+ * returns CARVE_OK). A model at that opset or newer is left as it is. */
+carve_status carve_upgrade(carve_model *m, carve_upgrade_stats *stats);
+
 /* ---------------------------------------------------------------- lowering */
 
 /* One entry of carve_lower_opts.skip_on. */
@@ -483,6 +501,8 @@ typedef struct carve_lower_opts {
      * placed on target `target` (it may go to the next target). */
     const struct carve_skip_on *skip_on;
     size_t n_skip_on;
+    /* Skip the opset upgrade (carve_upgrade), which otherwise runs first. */
+    bool no_upgrade;
 } carve_lower_opts;
 
 /* What lowering did: where each node of the input model went and why. */

@@ -93,5 +93,27 @@ while IFS='|' read -r name rel args; do
   fi
   rm -f "$log" "$log.out" "$log.diff"
 done <<<"$list"
+
+# The opset upgrade (docs/upgrade.md) on PP-OCRv4 rec (opset 9): with it the
+# model is one htp partition (above); --no-upgrade leaves its three old
+# Softmax nodes on CPU; `carve fold` says what it upgraded.
+if [ "$SET" = light ]; then
+  rec=$CACHE/ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx
+  tmp=$(mktemp -d)
+  "$CARVE" lower "$rec" --target htp --no-upgrade -o "$tmp/l.onnx" --dim $P.0=1 --dim $P.1=160 2>"$tmp/err" >/dev/null
+  if grep -q "in 3 partitions, 3 on CPU" "$tmp/err" && grep -q "3 unsupported_opset" "$tmp/err"; then
+    echo "ok   ocr_rec --no-upgrade: 3 partitions, the old Softmax on CPU"; pass=$((pass + 1))
+  else
+    echo "FAIL ocr_rec --no-upgrade:"; sed 's/^/    /' "$tmp/err"; fail=$((fail + 1))
+  fi
+  "$CARVE" fold "$rec" -o "$tmp/f.onnx" 2>"$tmp/err" && "$CARVE" fold "$rec" -o "$tmp/g.onnx" --no-upgrade 2>"$tmp/err2"
+  if grep -q "upgraded: opset 9 -> 21" "$tmp/err" && ! grep -q "upgraded" "$tmp/err2" &&
+     "$CARVE" inspect "$tmp/f.onnx" | grep -q "ai.onnx=21" && "$CARVE" inspect "$tmp/g.onnx" | grep -q "ai.onnx=9"; then
+    echo "ok   ocr_rec carve fold: upgraded to opset 21, --no-upgrade keeps 9"; pass=$((pass + 1))
+  else
+    echo "FAIL ocr_rec carve fold upgrade:"; sed 's/^/    /' "$tmp/err" "$tmp/err2"; fail=$((fail + 1))
+  fi
+  rm -rf "$tmp"
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -7,10 +7,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: carve fold MODEL -o OUT.onnx [--fold-max-bytes N] [--recompose] [--external-data NAME]\n\n"
-               "Folds MODEL's constants: initializers, Constant nodes and everything computable\n"
-               "from them alone (Shape and Size of static shapes included) become initializers,\n"
-               "in If, Loop and Scan bodies too; an If with a constant condition is replaced by\n"
+    fprintf(f, "usage: carve fold MODEL -o OUT.onnx [--fold-max-bytes N] [--recompose] [--no-upgrade]\n"
+               "                  [--external-data NAME]\n\n"
+               "Brings MODEL to carve's newest ai.onnx opset (docs/upgrade.md), then folds its\n"
+               "constants: initializers, Constant nodes and everything computable from them alone\n"
+               "(Shape and Size of static shapes included) become initializers, in If, Loop\n"
+               "and Scan bodies too; an If with a constant condition is replaced by\n"
                "the branch it takes. BatchNormalization after Conv or Gemm goes into their\n"
                "weights, MatMul + Add of a constant becomes Gemm, layout ops after a quantized\n"
                "weight's DequantizeLinear are applied to the integer weight. Dead nodes and\n"
@@ -22,6 +24,7 @@ static void usage(FILE *f)
                "                           constant inputs (default 1048576; k, M, G suffixes)\n"
                "  --recompose              also make the patterns exporters write for LayerNormalization,\n"
                "                           Gelu and HardSwish those ops again (docs/recompose.md)\n"
+               "  --no-upgrade             leave the model at its opset\n"
                "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n\n"
                "A summary goes to stderr.\n");
 }
@@ -30,6 +33,7 @@ int cmd_fold(int argc, char **argv)
 {
     const char *path = NULL, *out = NULL, *ext = NULL;
     carve_fold_opts fo = {0};
+    bool no_upgrade = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
@@ -44,6 +48,8 @@ int cmd_fold(int argc, char **argv)
                 return cli_usage_error("fold", "--fold-max-bytes: '%s' is not a size in bytes", argv[i]);
         } else if (!strcmp(a, "--recompose")) {
             fo.recompose = true;
+        } else if (!strcmp(a, "--no-upgrade")) {
+            no_upgrade = true;
         } else if (!strcmp(a, "--external-data") && has_val) {
             ext = argv[++i];
         } else if (a[0] == '-' && a[1]) {
@@ -63,6 +69,16 @@ int cmd_fold(int argc, char **argv)
     carve_fold_stats st;
     if (!(m = cli_load(ctx, path)))
         goto done;
+    carve_upgrade_stats us;
+    if (!no_upgrade && carve_upgrade(m, &us) != CARVE_OK) {
+        fprintf(stderr, "carve fold: %s\n", carve_errmsg(ctx));
+        goto done;
+    }
+    if (!no_upgrade && us.refused[0])
+        fprintf(stderr, "not upgraded (opset %lld kept): %s\n", (long long)us.opset_before, us.refused);
+    else if (!no_upgrade && us.opset_after != us.opset_before)
+        fprintf(stderr, "upgraded: opset %lld -> %lld (%u nodes rewritten, %u made)\n", (long long)us.opset_before,
+                (long long)us.opset_after, us.nodes_rewritten, us.nodes_added);
     if (carve_fold(m, &fo, &st) != CARVE_OK) {
         fprintf(stderr, "carve fold: %s\n", carve_errmsg(ctx));
         goto done;

@@ -165,6 +165,8 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         cl->opts.no_fold = true;
     } else if (!strcmp(a, "--no-recompose")) {
         cl->opts.no_recompose = true;
+    } else if (!strcmp(a, "--no-upgrade")) {
+        cl->opts.no_upgrade = true;
     } else if (!strcmp(a, "--fold-max-bytes")) {
         NEED("a size in bytes");
         if (!cli_parse_bytes(val, &cl->opts.fold_max_bytes)) {
@@ -345,6 +347,7 @@ const char *cli_lower_help =
     "  --min-partition-nodes N send partitions of fewer than N nodes to CPU (0 to 1000000)\n"
     "  --no-legalize WHAT      leave out a legalization (int64, uint8-cast, slice-clamp):\n"
     "                          for testing that it matters\n"
+    "  --no-upgrade            skip the opset upgrade (docs/upgrade.md), which runs before folding\n"
     "  --no-fold               skip constant folding (docs/folding.md), which runs first\n"
     "  --no-recompose          keep decomposed LayerNormalization, Gelu and HardSwish patterns\n"
     "                          as they are (docs/recompose.md); folding recomposes them otherwise\n"

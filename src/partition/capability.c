@@ -175,6 +175,11 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
         if (n->in[i] == CARVE_NONE)
             continue;
         bool in_unit = inner && i < 64 && ((inner->in >> i) & 1);
+        /* a constant that decides shapes (axes, pads, sizes: attributes
+         * before their opset made them inputs) is a compile-time parameter
+         * of the op, not a tensor the target holds: any dtype will do */
+        if (def && i < 32 && ((def->shape_inputs >> i) & 1) && cv_value_is_const(m, n->in[i]))
+            in_unit = true;
         cv_reason why = check_value(m, n->in[i], "input", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
             return why;

@@ -530,6 +530,30 @@ static carve_status apply_skip_lists(cv_lower *lw)
     return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
 }
 
+/* The opset upgrade (src/passes/upgrade.c) before folding. Nodes it made
+ * count as pieces of the node they come from and share its skip-list mark. */
+static carve_status upgrade(cv_lower *lw)
+{
+    carve_node_id *from = NULL;
+    carve_status st = cv_upgrade_run(lw->m, NULL, &from);
+    if (st || !from)
+        return st;
+    if (!grow_ln(lw)) {
+        cv_free(from);
+        return cv_error(lw->m->ctx, CARVE_ERR_NOMEM, "out of memory");
+    }
+    for (carve_node_id id = lw->n_orig; id < lw->m->n_nodes; id++) {
+        carve_node_id src = from[id];
+        if (src == CARVE_NONE)
+            continue;
+        lw->ln[id].origin = lw->ln[src].origin;
+        lw->ln[id].sticky = lw->ln[src].sticky;
+        lw->ln[id].msg = lw->ln[src].msg;
+    }
+    cv_free(from);
+    return CARVE_OK;
+}
+
 /* Recomposition makes only ops the target lists (a recomposed op it
  * refuses would be decomposed again), and never takes a node a skip list
  * names. */
@@ -644,6 +668,8 @@ static carve_status lower_once(carve_model *m, const carve_target *const *ts, co
     if ((st = apply_skip_lists(&lw)))
         goto out;
     if (report && (st = cv_report_io_take(&lw)))
+        goto out;
+    if (!(opts && opts->no_upgrade) && (st = upgrade(&lw)))
         goto out;
     if (!(opts && opts->no_fold) && (st = fold(&lw)))
         goto out;

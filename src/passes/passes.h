@@ -171,4 +171,16 @@ carve_status cv_fold_dedupe(cv_fold *f);
 carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc);
 void cv_recomp_free(cv_recomp_cfg *rc);
 
+/* ================================================================ upgrade.c */
+
+/* carve_upgrade() is public; lowering calls cv_upgrade_run() to learn which
+ * node each node it made comes from: *origin (may be NULL) gets, by node
+ * id, that node or CARVE_NONE (cv_malloc'd, indexed below the model's node
+ * count at return or shorter; the caller frees). */
+carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin);
+/* The newest ai.onnx opset of the op table (the opset models are brought to). */
+int64_t cv_upgrade_newest(void);
+/* Does nothing read value v (no node input, no graph output)? */
+bool cv_upgrade_value_unread(const carve_model *m, carve_value_id v);
+
 #endif

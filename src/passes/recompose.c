@@ -491,6 +491,29 @@ static carve_status log_match(cv_recomp_cfg *rc, const rc_pattern *p, carve_node
     return CARVE_OK;
 }
 
+/* A LayerNormalization whose Scale or B is made from the input's shape
+ * (absent, or not a constant) needs those dims known: a model whose dims
+ * are symbolic keeps its pattern. */
+static bool ln_params_known(cv_fold *f, const rc_pattern *p, const rc_match *mt)
+{
+    const carve_model *m = f->m;
+    if (strcmp(p->op, "LayerNormalization"))
+        return true;
+    int r = rank_of(m, mt->x);
+    for (int k = 0; k < 2; k++) {
+        carve_value_id c = mt->in[k];
+        if (c == CARVE_NONE && k == 1)
+            continue;
+        const cv_tensor *t = c == CARVE_NONE ? NULL : cv_fold_const(m, c);
+        if (t)
+            continue;
+        for (int i = (int)mt->axis; i < r; i++)
+            if (m->values[mt->x].type.dims[i].value <= 0)
+                return false;
+    }
+    return true;
+}
+
 /* The new node for match mt of pattern p, in place of `last` (at position
  * `at` of the graph's list, whose dropped nodes stay listed until the
  * flush). */
@@ -604,7 +627,7 @@ carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc)
                 if (opset < patterns[p].since || (rc->wants && !rc->wants(patterns[p].op, rc->user)))
                     continue;
                 rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
-                if (!patterns[p].match(f, id, &mt) || !member_ok(f, rc, &mt))
+                if (!patterns[p].match(f, id, &mt) || !member_ok(f, rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
                     continue;
                 s = rewrite(f, rc, &patterns[p], id, i, &mt);
                 break;

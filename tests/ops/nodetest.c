@@ -3,7 +3,12 @@
  * compares with the expected outputs, with a tolerance per dtype and per op
  * (tolerances.h, also documented in docs/kernels.md).
  *
- *   nodetest [-q] [--known FILE] CASE_DIR...
+ *   nodetest [-q] [--upgrade] [--known FILE] CASE_DIR...
+ *
+ * --upgrade runs carve_upgrade on each model first (cases already at the
+ * newest opset are skipped): the upgraded model must give the expected
+ * outputs too. A model the upgrade refuses is reported as such and counted
+ * apart (it runs unchanged, so it is no test of the upgrade).
  *
  * Cases listed in the known-failures file are expected to fail; one of them
  * passing is reported too (so the list stays true). Closes with
@@ -138,6 +143,9 @@ static void retype_bf16(cv_val *v, const cv_value *decl)
         v->dtype = CARVE_BFLOAT16;
 }
 
+static bool upgrade;
+static int n_refused, n_upgraded;
+
 static bool run_case(const char *dir, char *why, size_t whysz)
 {
     char path[8400];
@@ -149,6 +157,19 @@ static bool run_case(const char *dir, char *why, size_t whysz)
     if (carve_model_load_file(ctx, path, NULL, &m)) {
         snprintf(why, whysz, "load: %s", carve_errmsg(ctx));
         goto out;
+    }
+    if (upgrade) {
+        carve_upgrade_stats us;
+        if (carve_upgrade(m, &us)) {
+            snprintf(why, whysz, "upgrade: %s", carve_errmsg(ctx));
+            goto out;
+        }
+        if (us.refused[0]) {
+            n_refused++;
+            printf("refused %s: %s\n", dir, us.refused);
+        } else if (us.opset_after != us.opset_before) {
+            n_upgraded++;
+        }
     }
     if (cv_interp_init(&ip, m)) {
         snprintf(why, whysz, "%s", carve_errmsg(ctx));
@@ -258,6 +279,10 @@ int main(int argc, char **argv)
             quiet = true;
             continue;
         }
+        if (!strcmp(argv[i], "--upgrade")) {
+            upgrade = true;
+            continue;
+        }
         if (!strcmp(argv[i], "--known") && i + 1 < argc) {
             load_known(argv[++i]);
             continue;
@@ -286,6 +311,8 @@ int main(int argc, char **argv)
             printf("FAIL  %s: %s\n", d, why);
         }
     }
+    if (upgrade)
+        printf("upgraded %d models, %d refused\n", n_upgraded, n_refused);
     printf("%d passed, %d failed, %d skipped\n", pass, fail, xfail);
     return fail ? 1 : 0;
 }

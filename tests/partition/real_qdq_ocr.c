@@ -822,7 +822,11 @@ int main(int argc, char **argv)
     cv_val *in[1] = {page(EVAL_SEED)};
     /* the float model on htp, for comparison */
     cJSON *frep = NULL;
-    OT_CHECK(lt_lower_run(fm, "htp", NULL, in, 0, 0, &frep) == LT_EQUAL, "the float model lowers and runs the same");
+    /* at its opset (11): upgraded to 21, recomposition would make its HardSwish
+     * patterns one op, which rounds differently and leaves fewer nodes to compare */
+    static const carve_lower_opts keep_opset = {.no_upgrade = true};
+    OT_CHECK(lt_lower_run(fm, "htp", &keep_opset, in, 0, 0, &frep) == LT_EQUAL,
+             "the float model lowers and runs the same");
     placement fpl = frep ? count_placement(frep) : (placement){0};
     OT_CHECK(fpl.partitions == 1 && fpl.delegated == (int)n_float, "float: all %zu nodes in 1 partition (got %d, %d)",
              n_float, fpl.delegated, fpl.partitions);

@@ -1,0 +1,724 @@
+/* upgrade.c: brings a model's ai.onnx nodes, subgraphs included, to the
+ * newest ai.onnx opset carve's op table knows (docs/upgrade.md). Ops whose
+ * meaning did not change just take the new opset; the others are rewritten
+ * to their current form with the same results:
+ *   - Softmax, LogSoftmax, Hardmax (< 13): over the last axis, axis = -1;
+ *     else Flatten(axis) -> op(axis = -1) -> Reshape to the input's shape,
+ *     the coerce-to-2D meaning of the old op;
+ *   - Upsample, Resize-10: Resize with coordinate_transformation_mode
+ *     asymmetric (and nearest_mode floor when upsampling, ceil when
+ *     downsampling: what the old ops did);
+ *   - attributes that became inputs: Slice (10), Pad (11), Clip (11),
+ *     TopK (10), Reshape (5), Squeeze/Unsqueeze (13), Split (13; 18 takes
+ *     num_outputs when no sizes are given), ReduceSum (13), the other
+ *     Reduce* (18), DFT's axis (20);
+ *   - BatchNormalization: is_test and spatial (=1) dropped, the training
+ *     outputs of opsets < 14 dropped when nothing reads them; Dropout:
+ *     is_test and ratio dropped (inference ignores them), GroupNormalization
+ *     (< 21) scale and bias per channel; Scatter -> ScatterElements;
+ *     RoiAlign (< 16) keeps output_half_pixel; GridSample (< 20) modes
+ *     renamed; Concat (< 4) axis 1 said; consumed_inputs, Gemm's and the
+ *     elementwise ops' legacy broadcast (< 7, where it is numpy's) dropped.
+ * Nodes keep their ids and names (skip lists name them); nodes made are
+ * named "<node>/<piece>". The model is upgraded whole or not at all: a node
+ * with no faithful rewrite leaves it as it was, with the reason. */
+#include "passes.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct up {
+    carve_model *m;
+    int64_t from;  /* the model's ai.onnx opset */
+    int64_t to;    /* the opset it gets */
+    bool dry;      /* check only: nothing is changed */
+    carve_upgrade_stats *st;
+    carve_node_id *origin; /* by node id: the node a made node comes from (cv_malloc'd) */
+    uint32_t n_origin;
+    carve_status err;
+    bool changed;  /* the node at hand was rewritten */
+    char why[400];
+} up;
+
+/* The newest ai.onnx opset of the op table. */
+int64_t cv_upgrade_newest(void)
+{
+    int64_t v = 1;
+    for (size_t i = 0; i < cv_op_count(); i++) {
+        const cv_op_def *d = cv_op_at(i);
+        if (!*d->domain && d->since > v)
+            v = d->since;
+    }
+    return v;
+}
+
+static bool refuse(up *u, carve_node_id id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool refuse(up *u, carve_node_id id, const char *fmt, ...)
+{
+    const cv_node *n = &u->m->nodes[id];
+    int k = snprintf(u->why, sizeof u->why, "node '%s' (%s, opset %lld): ", n->name, n->op, (long long)u->from);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k > 0 && (size_t)k < sizeof u->why)
+        vsnprintf(u->why + k, sizeof u->why - (size_t)k, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static bool nomem(up *u)
+{
+    if (!u->err)
+        u->err = cv_error(u->m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
+    return false;
+}
+
+static bool is(const cv_node *n, const char *op) { return !strcmp(n->op, op); }
+
+static bool has_attr(const carve_model *m, carve_node_id id, const char *name)
+{
+    return cv_node_attr_find(m, id, name) != NULL;
+}
+
+static void drop_attr(up *u, carve_node_id id, const char *name)
+{
+    cv_node *n = &u->m->nodes[id];
+    for (uint32_t i = 0; i < n->n_attr; i++)
+        if (!strcmp(n->attr[i].name, name)) {
+            memmove(&n->attr[i], &n->attr[i + 1], (n->n_attr - i - 1) * sizeof *n->attr);
+            n->n_attr--;
+            u->changed = true;
+            return;
+        }
+}
+
+static bool set_int(up *u, carve_node_id id, const char *name, int64_t v)
+{
+    cv_attr *a = cv_node_attr_add(u->m, id, name, CARVE_ATTR_INT);
+    if (!a)
+        return nomem(u);
+    a->u.i = v;
+    u->changed = true;
+    return true;
+}
+
+static bool set_str(up *u, carve_node_id id, const char *name, const char *s)
+{
+    cv_attr *a = cv_node_attr_add(u->m, id, name, CARVE_ATTR_STRING);
+    char *d = cv_arena_strdup(&u->m->arena, s);
+    if (!a || !d)
+        return nomem(u);
+    a->u.s.p = (const uint8_t *)d;
+    a->u.s.n = strlen(d);
+    u->changed = true;
+    return true;
+}
+
+static bool note_origin(up *u, carve_node_id made, carve_node_id from)
+{
+    if (made >= u->n_origin) {
+        uint32_t cap = u->n_origin ? u->n_origin : 64;
+        while (cap <= made)
+            cap *= 2;
+        carve_node_id *o = cv_realloc(u->origin, cap * sizeof *o);
+        if (!o)
+            return nomem(u);
+        for (uint32_t i = u->n_origin; i < cap; i++)
+            o[i] = CARVE_NONE;
+        u->origin = o;
+        u->n_origin = cap;
+    }
+    u->origin[made] = from;
+    u->st->nodes_added++;
+    return true;
+}
+
+/* An int64 1-D initializer "<node>/<piece>" read as input i of node id. */
+static bool ints_input(up *u, carve_node_id id, uint32_t i, const char *piece, size_t cnt, const int64_t *v)
+{
+    cv_rw rw = {u->m, id, u->m->nodes[id].graph, {0}};
+    carve_value_id c = cv_rw_ints(&rw, piece, cnt, v);
+    if (c == CARVE_NONE || !cv_fold_set_input(u->m, id, i, c))
+        return nomem(u);
+    u->changed = true;
+    return true;
+}
+
+/* The INTS attribute `name` made int64 input i (nothing when absent). */
+static bool attr_to_input(up *u, carve_node_id id, const char *name, uint32_t i)
+{
+    const int64_t *v;
+    int cnt = cv_attr_ints(u->m, id, name, &v);
+    if (cnt < 0)
+        return true;
+    if (u->dry)
+        return true;
+    int64_t *copy = cv_arena_memdup(&u->m->arena, v, (size_t)cnt * sizeof *v + 1);
+    if (!copy)
+        return nomem(u);
+    drop_attr(u, id, name);
+    return ints_input(u, id, i, name, (size_t)cnt, copy);
+}
+
+static const cv_type *in_type(const up *u, carve_node_id id, uint32_t i)
+{
+    const cv_node *n = &u->m->nodes[id];
+    if (i >= n->n_in || n->in[i] == CARVE_NONE)
+        return NULL;
+    const cv_type *t = &u->m->values[n->in[i]].type;
+    return t->kind == CARVE_TYPE_TENSOR ? t : NULL;
+}
+
+/* A scalar initializer of dtype dt holding x, read as input i. */
+static bool scalar_input(up *u, carve_node_id id, uint32_t i, const char *piece, carve_dtype dt, double x)
+{
+    cv_rw rw = {u->m, id, u->m->nodes[id].graph, {0}};
+    carve_value_id c = cv_rw_scalar_f(&rw, piece, dt, x);
+    if (c == CARVE_NONE) {
+        u->err = carve_errcode(u->m->ctx);
+        return false;
+    }
+    if (!cv_fold_set_input(u->m, id, i, c))
+        return nomem(u);
+    u->changed = true;
+    return true;
+}
+
+/* Softmax, LogSoftmax, Hardmax before 13: the input coerced to 2-D at axis. */
+static bool up_softmax(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const cv_type *t = in_type(u, id, 0);
+    if (!t || t->rank < 1)
+        return refuse(u, id, "the rank of input 0 is unknown: the old op's coerce-to-2D meaning needs it");
+    int64_t axis = cv_attr_i(m, id, "axis", 1), r = t->rank;
+    if (axis < -r || axis >= r)
+        return refuse(u, id, "axis %lld is out of range for rank %lld", (long long)axis, (long long)r);
+    if (axis < 0)
+        axis += r;
+    if (u->dry)
+        return true;
+    if (!set_int(u, id, "axis", -1))
+        return false;
+    if (axis == r - 1)
+        return true; /* one axis: the old and new meaning agree */
+    carve_graph_id g = m->nodes[id].graph;
+    cv_rw rw = {m, id, g, {0}};
+    uint32_t pos = cv_graph_node_pos(m, id);
+    carve_value_id x = m->nodes[id].in[0], y = m->nodes[id].out[0];
+    carve_node_id fl = cv_rw_node(&rw, "Flatten", "Flatten", 1, &x, 1, NULL);
+    if (fl == CARVE_NONE || !note_origin(u, fl, id))
+        return nomem(u);
+    cv_attr *a = cv_node_attr_add(m, fl, "axis", CARVE_ATTR_INT);
+    if (!a)
+        return nomem(u);
+    a->u.i = axis;
+    cv_graph_move_tail(m, g, 1, pos);
+    /* the op reads the 2-D view and writes a fresh value; Reshape writes y */
+    const char *tn = cv_value_unique_name(m, g, cv_arena_printf(&m->arena, "%s/2d", m->nodes[id].name));
+    carve_value_id t2 = tn ? cv_value_new(m, g, tn) : CARVE_NONE;
+    if (t2 == CARVE_NONE)
+        return nomem(u);
+    m->nodes[id].in[0] = m->nodes[fl].out[0];
+    m->nodes[id].out[0] = t2;
+    m->values[t2].producer = id;
+    m->values[t2].out_index = 0;
+    bool stat = true;
+    for (int d = 0; d < r; d++)
+        stat = stat && t->dims[d].value >= 0;
+    carve_value_id shape;
+    uint32_t made = 1;
+    if (stat) {
+        int64_t dims[CARVE_MAX_RANK];
+        for (int d = 0; d < r; d++)
+            dims[d] = t->dims[d].value;
+        shape = cv_rw_ints(&rw, "shape", (size_t)r, dims);
+        if (shape == CARVE_NONE)
+            return nomem(u);
+    } else {
+        carve_node_id sh = cv_rw_node(&rw, "Shape", "Shape", 1, &x, 1, NULL);
+        if (sh == CARVE_NONE || !note_origin(u, sh, id))
+            return nomem(u);
+        shape = m->nodes[sh].out[0];
+        made++;
+    }
+    carve_value_id rin[2] = {t2, shape};
+    carve_node_id rs = cv_rw_node(&rw, "Reshape", "Reshape", 2, rin, 1, &y);
+    if (rs == CARVE_NONE || !note_origin(u, rs, id))
+        return nomem(u);
+    cv_graph_move_tail(m, g, made, pos + 2);
+    cv_ids_free(&rw.pieces);
+    return true;
+}
+
+/* Upsample (7, 9) and Resize-10 to Resize: asymmetric coordinates; the old
+ * nearest rounding floors when upsampling an axis and takes the ceiling
+ * when downsampling it, which nearest_mode says for all axes at once. */
+static bool up_resize_legacy(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const cv_node *n = &m->nodes[id];
+    bool ups = is(n, "Upsample");
+    const char *mode = cv_attr_s(m, id, "mode", "nearest");
+    bool nearest = !strcmp(mode, "nearest");
+    if (!nearest && strcmp(mode, "linear") && strcmp(mode, "bilinear"))
+        return refuse(u, id, "mode '%s' has no Resize form", mode);
+    /* the scales: Upsample-7's attribute or input 1 */
+    const float *sa = NULL;
+    int ns = -1;
+    const cv_tensor *sc = NULL;
+    if (ups && u->from < 9)
+        ns = cv_attr_floats(m, id, "scales", &sa);
+    else if (n->n_in > 1 && n->in[1] != CARVE_NONE && (sc = cv_fold_const(m, n->in[1])) != NULL &&
+             sc->dtype == CARVE_FLOAT)
+        ns = (int)sc->nelem, sa = sc->data;
+    const char *nm = "floor";
+    if (nearest) {
+        if (ns < 0)
+            return refuse(u, id, "the scales are not a constant: nearest_mode (floor or ceil) depends on them");
+        bool up_ax = false, down_ax = false;
+        for (int i = 0; i < ns; i++) {
+            float s;
+            memcpy(&s, sa + i, sizeof s);
+            up_ax |= s > 1, down_ax |= s < 1;
+        }
+        if (up_ax && down_ax)
+            return refuse(u, id, "upsamples one axis and downsamples another: Resize's single nearest_mode cannot "
+                                 "round both ways");
+        nm = down_ax ? "ceil" : "floor";
+    } else if (ups && u->from < 9 && ns < 0) {
+        return refuse(u, id, "no scales attribute");
+    }
+    if (u->dry)
+        return true;
+    carve_value_id x = n->in[0];
+    carve_value_id scales = n->n_in > 1 ? n->in[1] : CARVE_NONE;
+    if (ups && u->from < 9) {
+        cv_rw rw = {m, id, n->graph, {0}};
+        int64_t d1[1] = {ns};
+        scales = cv_rw_const(&rw, "scales", CARVE_FLOAT, 1, d1, sa, (size_t)ns * sizeof *sa);
+        if (scales == CARVE_NONE)
+            return nomem(u);
+        drop_attr(u, id, "scales");
+    }
+    cv_node *w = &m->nodes[id];
+    /* op and domain are fixed at creation for caches keyed by them; the
+     * opset change below bumps opset_gen, so every cached row is stale */
+    w->op = cv_arena_strdup(&m->arena, "Resize");
+    if (!w->op)
+        return nomem(u);
+    w->def = NULL;
+    w->def_gen = 0;
+    u->changed = true;
+    carve_value_id *in = cv_arena_alloc(&m->arena, 3 * sizeof *in);
+    if (!in)
+        return nomem(u);
+    in[0] = x, in[1] = CARVE_NONE, in[2] = scales;
+    w->in = in;
+    w->n_in = 3;
+    if (!set_str(u, id, "mode", nearest ? "nearest" : "linear") ||
+        !set_str(u, id, "coordinate_transformation_mode", "asymmetric") ||
+        (nearest && !set_str(u, id, "nearest_mode", nm)))
+        return false;
+    return true;
+}
+
+/* Pad before 11: pads (paddings before 2) and value as inputs. */
+static bool up_pad(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const char *pname = u->from < 2 ? "paddings" : "pads";
+    const int64_t *p;
+    int cnt = cv_attr_ints(m, id, pname, &p);
+    if (cnt < 0)
+        return refuse(u, id, "no %s attribute", pname);
+    float value = cv_attr_f(m, id, "value", 0.0f);
+    const cv_type *t = in_type(u, id, 0);
+    if (value != 0.0f && (!t || t->dtype == CARVE_UNDEFINED))
+        return refuse(u, id, "the type of input 0 is unknown: the constant value needs it");
+    if (u->dry)
+        return true;
+    int64_t *copy = cv_arena_memdup(&m->arena, p, (size_t)cnt * sizeof *p + 1);
+    if (!copy)
+        return nomem(u);
+    drop_attr(u, id, pname);
+    drop_attr(u, id, "value");
+    if (!ints_input(u, id, 1, "pads", (size_t)cnt, copy))
+        return false;
+    return value == 0.0f || scalar_input(u, id, 2, "value", t->dtype, value);
+}
+
+/* Clip before 11: min and max as inputs of the input's type. */
+static bool up_clip(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    bool lo = has_attr(m, id, "min"), hi = has_attr(m, id, "max");
+    const cv_type *t = in_type(u, id, 0);
+    if ((lo || hi) && (!t || !cv_dtype_is_float(t->dtype)))
+        return refuse(u, id, "input 0 is not of a known float type: min and max need it");
+    if (u->dry)
+        return true;
+    float a = cv_attr_f(m, id, "min", -FLT_MAX), b = cv_attr_f(m, id, "max", FLT_MAX);
+    drop_attr(u, id, "min");
+    drop_attr(u, id, "max");
+    if (lo && !scalar_input(u, id, 1, "min", t->dtype, a))
+        return false;
+    if (hi && !scalar_input(u, id, 2, "max", t->dtype, b))
+        return false;
+    return true;
+}
+
+/* Split: sizes from the attribute (opsets 2..12) to input 1; from 18 a
+ * split into equal parts says how many. */
+static bool up_split(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const cv_node *n = &m->nodes[id];
+    if (u->from < 13 && u->from >= 2 && !attr_to_input(u, id, "split", 1))
+        return false;
+    if (u->dry)
+        return true;
+    n = &m->nodes[id];
+    bool sizes = n->n_in > 1 && n->in[1] != CARVE_NONE;
+    if (u->to >= 18 && u->from < 18 && !sizes && !has_attr(m, id, "num_outputs"))
+        return set_int(u, id, "num_outputs", n->n_out);
+    return true;
+}
+
+/* BatchNormalization: the inference form. */
+static bool up_batchnorm(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const cv_node *n = &m->nodes[id];
+    if (u->from < 9 && cv_attr_i(m, id, "spatial", 1) == 0)
+        return refuse(u, id, "spatial = 0 (statistics per element) has no form from opset 9");
+    if (u->from < 7 && has_attr(m, id, "is_test") && !cv_attr_i(m, id, "is_test", 0))
+        return refuse(u, id, "is_test = 0: training mode");
+    uint32_t keep = n->n_out;
+    if (u->from < 14 && u->to >= 14) {
+        keep = 1;
+        for (uint32_t i = 1; i < n->n_out; i++)
+            if (n->out[i] != CARVE_NONE && !cv_upgrade_value_unread(m, n->out[i]))
+                return refuse(u, id, "output %u '%s' (a training statistic) is read", i, m->values[n->out[i]].name);
+    }
+    if (u->dry)
+        return true;
+    drop_attr(u, id, "is_test");
+    drop_attr(u, id, "spatial");
+    drop_attr(u, id, "momentum_unused");
+    if (keep < n->n_out) {
+        for (uint32_t i = keep; i < n->n_out; i++)
+            if (n->out[i] != CARVE_NONE)
+                m->values[n->out[i]].producer = CARVE_NONE;
+        m->nodes[id].n_out = keep;
+        u->changed = true;
+    }
+    return true;
+}
+
+/* Dropout before 12: inference ignores ratio; the mask's type changed at 10. */
+static bool up_dropout(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const cv_node *n = &m->nodes[id];
+    if (u->from < 7 && has_attr(m, id, "is_test") && !cv_attr_i(m, id, "is_test", 0))
+        return refuse(u, id, "is_test = 0: training mode");
+    if (u->from < 10 && n->n_out > 1 && n->out[1] != CARVE_NONE && !cv_upgrade_value_unread(m, n->out[1]))
+        return refuse(u, id, "its mask is read: before opset 10 the mask has the input's type, from 10 bool");
+    if (u->dry)
+        return true;
+    drop_attr(u, id, "is_test");
+    drop_attr(u, id, "ratio");
+    if (u->from < 10 && n->n_out > 1) {
+        if (n->out[1] != CARVE_NONE)
+            m->values[n->out[1]].producer = CARVE_NONE;
+        m->nodes[id].n_out = 1;
+        u->changed = true;
+    }
+    return true;
+}
+
+/* GroupNormalization 18..20: one scale and bias per group; from 21 per
+ * channel (each group's value repeated over its channels). */
+static bool up_groupnorm(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const cv_node *n = &m->nodes[id];
+    const cv_type *t = in_type(u, id, 0);
+    int64_t groups = cv_attr_i(m, id, "num_groups", 0);
+    if (!t || t->rank < 2 || t->dims[1].value <= 0 || groups <= 0 || t->dims[1].value % groups)
+        return refuse(u, id, "the channel count is unknown or not a multiple of num_groups");
+    int64_t c = t->dims[1].value;
+    const cv_tensor *ts[2];
+    for (uint32_t i = 1; i <= 2; i++) {
+        ts[i - 1] = n->n_in > i && n->in[i] != CARVE_NONE ? cv_fold_const(m, n->in[i]) : NULL;
+        if (!ts[i - 1] || (int64_t)ts[i - 1]->nelem != groups)
+            return refuse(u, id, "input %u is not a constant of num_groups values: it cannot be made per channel", i);
+    }
+    if (u->dry)
+        return true;
+    for (uint32_t i = 1; i <= 2; i++) {
+        const cv_tensor *s = ts[i - 1];
+        size_t es = cv_dtype_nbytes(s->dtype, 1);
+        uint8_t *buf = cv_arena_alloc(&m->arena, (size_t)c * es);
+        if (!buf)
+            return nomem(u);
+        for (int64_t k = 0; k < c; k++)
+            memcpy(buf + (size_t)k * es, (const uint8_t *)s->data + (size_t)(k / (c / groups)) * es, es);
+        cv_rw rw = {m, id, n->graph, {0}};
+        int64_t d1[1] = {c};
+        carve_value_id v = cv_rw_const(&rw, i == 1 ? "scale" : "bias", s->dtype, 1, d1, buf, (size_t)c * es);
+        if (v == CARVE_NONE)
+            return nomem(u);
+        m->nodes[id].in[i] = v;
+        u->changed = true;
+    }
+    return true;
+}
+
+/* The elementwise ops whose legacy broadcast (< 7) differs from numpy's. */
+static bool up_legacy_broadcast(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    if (cv_attr_i(m, id, "broadcast", 0)) {
+        const cv_type *a = in_type(u, id, 0), *b = in_type(u, id, 1);
+        if (!a || !b || a->rank < 0 || b->rank < 0)
+            return refuse(u, id, "broadcast = 1 with operand ranks unknown");
+        int64_t axis = cv_attr_i(m, id, "axis", a->rank - b->rank);
+        if (axis < 0)
+            axis += a->rank;
+        bool scalar = b->rank == 0 || (b->rank == 1 && b->dims[0].value == 1);
+        if (axis != a->rank - b->rank && !scalar)
+            return refuse(u, id, "broadcast = 1 aligns input 1 at axis %lld, not at the trailing axes as numpy does",
+                          (long long)axis);
+    }
+    if (u->dry)
+        return true;
+    drop_attr(u, id, "broadcast");
+    drop_attr(u, id, "axis");
+    return true;
+}
+
+static bool is_reduce(const cv_node *n)
+{
+    static const char *const r[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                                    "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
+                                    NULL};
+    for (int i = 0; r[i]; i++)
+        if (!strcmp(n->op, r[i]))
+            return true;
+    return false;
+}
+
+static bool is_legacy_bcast(const cv_node *n)
+{
+    static const char *const r[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater",
+                                    "Less", "Gemm", NULL};
+    for (int i = 0; r[i]; i++)
+        if (!strcmp(n->op, r[i]))
+            return true;
+    return false;
+}
+
+/* One node: its rewrite, or a refusal in u->why. */
+static bool upgrade_node(up *u, carve_node_id id)
+{
+    carve_model *m = u->m;
+    const cv_node *n = &m->nodes[id];
+    int64_t v = u->from;
+    if (*n->domain)
+        return true;
+    if (!u->dry)
+        drop_attr(u, id, "consumed_inputs"); /* ignored since opset 6 */
+    if ((is(n, "Softmax") || is(n, "LogSoftmax") || is(n, "Hardmax")) && v < 13)
+        return up_softmax(u, id);
+    if (is(n, "Upsample") || (is(n, "Resize") && v < 11))
+        return up_resize_legacy(u, id);
+    if (is(n, "Resize") && v < 13 && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
+                                              "tf_half_pixel_for_nn"))
+        return refuse(u, id, "coordinate_transformation_mode tf_half_pixel_for_nn was removed in opset 13");
+    if (is(n, "Slice") && v < 10) {
+        const int64_t *p;
+        if (cv_attr_ints(m, id, "starts", &p) < 0 || cv_attr_ints(m, id, "ends", &p) < 0)
+            return refuse(u, id, "no starts or ends attribute");
+        return attr_to_input(u, id, "starts", 1) && attr_to_input(u, id, "ends", 2) && attr_to_input(u, id, "axes", 3);
+    }
+    if (is(n, "Pad") && v < 11)
+        return up_pad(u, id);
+    if (is(n, "Clip") && v < 11)
+        return up_clip(u, id);
+    if ((is(n, "Squeeze") || is(n, "Unsqueeze")) && v < 13)
+        return attr_to_input(u, id, "axes", 1);
+    if (is_reduce(n) && v < (is(n, "ReduceSum") ? 13 : 18) && u->to >= (is(n, "ReduceSum") ? 13 : 18))
+        return attr_to_input(u, id, "axes", 1);
+    if (is(n, "Split"))
+        return up_split(u, id);
+    if (is(n, "TopK") && v < 10) {
+        int64_t k = cv_attr_i(m, id, "k", -1);
+        if (k < 0)
+            return refuse(u, id, "no k attribute");
+        if (u->dry)
+            return true;
+        drop_attr(u, id, "k");
+        return ints_input(u, id, 1, "k", 1, &k);
+    }
+    if (is(n, "Reshape") && v < 5) {
+        const int64_t *p;
+        if (cv_attr_ints(m, id, "shape", &p) < 0)
+            return refuse(u, id, "no shape attribute");
+        return attr_to_input(u, id, "shape", 1);
+    }
+    if (is(n, "BatchNormalization"))
+        return up_batchnorm(u, id);
+    if (is(n, "Dropout") && v < 12)
+        return up_dropout(u, id);
+    if (is(n, "GroupNormalization") && v < 21 && u->to >= 21)
+        return up_groupnorm(u, id);
+    if (is(n, "Concat") && v < 4 && !has_attr(m, id, "axis"))
+        return u->dry || set_int(u, id, "axis", 1);
+    if (is_legacy_bcast(n) && v < 7)
+        return up_legacy_broadcast(u, id);
+    if (is(n, "Scatter")) {
+        if (u->dry)
+            return true;
+        cv_node *w = &m->nodes[id]; /* same meaning, new name (see up_resize_legacy) */
+        w->op = cv_arena_strdup(&m->arena, "ScatterElements");
+        w->def = NULL;
+        w->def_gen = 0;
+        u->changed = true;
+        return w->op ? true : nomem(u);
+    }
+    if (is(n, "RoiAlign") && v < 16 && !has_attr(m, id, "coordinate_transformation_mode"))
+        return u->dry || set_str(u, id, "coordinate_transformation_mode", "output_half_pixel");
+    if (is(n, "GridSample") && v < 20 && u->to >= 20) {
+        const char *md = cv_attr_s(m, id, "mode", "bilinear");
+        const char *nw = !strcmp(md, "bilinear") ? "linear" : !strcmp(md, "bicubic") ? "cubic" : NULL;
+        return u->dry || !nw || set_str(u, id, "mode", nw);
+    }
+    if (is(n, "DFT") && v < 20 && u->to >= 20) {
+        int64_t ax = cv_attr_i(m, id, "axis", 1);
+        if (u->dry)
+            return true;
+        drop_attr(u, id, "axis");
+        cv_rw rw = {m, id, n->graph, {0}};
+        carve_value_id c = cv_rw_const(&rw, "axis", CARVE_INT64, 0, NULL, &ax, sizeof ax);
+        if (c == CARVE_NONE || !cv_fold_set_input(m, id, 2, c))
+            return nomem(u);
+        return true;
+    }
+    if (is(n, "Cast") && v < 6)
+        return refuse(u, id, "'to' is a type name string (opset < 6)");
+    if (is(n, "Tile") && v < 6)
+        return refuse(u, id, "Tile-1's tiles and axis inputs have no rewrite here");
+    if (is(n, "Scan") && v < 9)
+        return refuse(u, id, "Scan-8's batch form has no rewrite here");
+    if ((is(n, "LpPool") || is(n, "GlobalLpPool")) && v < 2)
+        return refuse(u, id, "p is a float before opset 2");
+    return true;
+}
+
+static bool walk(up *u, const cv_ids *graphs)
+{
+    carve_model *m = u->m;
+    for (uint32_t k = 0; k < graphs->n; k++) {
+        const cv_graph *g = &m->graphs[graphs->v[k]];
+        uint32_t cnt = g->nodes.n;
+        /* pieces are inserted around their node: follow the node ids, not positions */
+        carve_node_id *ids = cv_malloc((cnt ? cnt : 1) * sizeof *ids);
+        if (!ids)
+            return nomem(u);
+        memcpy(ids, g->nodes.v, cnt * sizeof *ids);
+        for (uint32_t i = 0; i < cnt; i++) {
+            u->changed = false;
+            if (!upgrade_node(u, ids[i])) {
+                cv_free(ids);
+                return false;
+            }
+            if (!u->dry && u->changed)
+                u->st->nodes_rewritten++;
+        }
+        cv_free(ids);
+    }
+    return true;
+}
+
+bool cv_upgrade_value_unread(const carve_model *m, carve_value_id v)
+{
+    carve_graph_id g0 = m->values[v].graph;
+    for (carve_graph_id g = 0; g < m->n_graphs; g++) {
+        if (!cv_graph_encloses(m, g0, g))
+            continue;
+        const cv_graph *gr = &m->graphs[g];
+        for (uint32_t i = 0; i < gr->outputs.n; i++)
+            if (gr->outputs.v[i] == v)
+                return false;
+        for (uint32_t i = 0; i < gr->nodes.n; i++) {
+            const cv_node *n = &m->nodes[gr->nodes.v[i]];
+            for (uint32_t j = 0; j < n->n_in; j++)
+                if (n->in[j] == v)
+                    return false;
+        }
+    }
+    return true;
+}
+
+carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin)
+{
+    carve_upgrade_stats local;
+    carve_upgrade_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    if (origin)
+        *origin = NULL;
+    int64_t from = carve_model_opset(m, "");
+    int64_t to = cv_upgrade_newest();
+    st->opset_before = st->opset_after = from;
+    if (from <= 0 || from >= to)
+        return CARVE_OK;
+    carve_status s = cv_infer_model(m, NULL);
+    if (s)
+        return s;
+    cv_ids graphs = {0};
+    if (!cv_fold_graphs(m, &graphs))
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
+    up u = {.m = m, .from = from, .to = to, .dry = true, .st = st};
+    if (!walk(&u, &graphs)) {
+        cv_ids_free(&graphs);
+        cv_free(u.origin);
+        if (u.err)
+            return u.err;
+        snprintf(st->refused, sizeof st->refused, "%s", u.why);
+        return CARVE_OK;
+    }
+    u.dry = false;
+    bool ok = walk(&u, &graphs);
+    cv_ids_free(&graphs);
+    if (!ok) { /* only out of memory gets here: the dry run checked the rest */
+        cv_free(u.origin);
+        return u.err ? u.err : cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "opset upgrade: %s", u.why);
+    }
+    if ((s = carve_model_set_opset(m, "", to))) {
+        cv_free(u.origin);
+        return s;
+    }
+    if (carve_model_ir_version(m) < 10)
+        carve_model_set_ir_version(m, 10); /* opset 21 came with IR version 10 */
+    st->opset_after = to;
+    if (origin) {
+        *origin = cv_malloc((m->n_nodes ? m->n_nodes : 1) * sizeof **origin);
+        if (!*origin) {
+            cv_free(u.origin);
+            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
+        }
+        for (uint32_t i = 0; i < m->n_nodes; i++)
+            (*origin)[i] = i < u.n_origin ? u.origin[i] : CARVE_NONE;
+    }
+    cv_free(u.origin);
+    return CARVE_OK;
+}
+
+carve_status carve_upgrade(carve_model *m, carve_upgrade_stats *stats)
+{
+    if (!m)
+        return CARVE_ERR_ARG;
+    return cv_upgrade_run(m, stats, NULL);
+}
