@@ -62,9 +62,41 @@ static bool rule_text(const cv_op_rule *r)
             if (r->attrs[a].is_str)
                 printf("%s%s", k ? ", " : "", r->attrs[a].strs[k]);
             else
-                printf("%s%lld", k ? ", " : "", (long long)r->attrs[a].ints[k]);
+                printf("%s%g", k ? ", " : "", r->attrs[a].nums[k]);
         }
         printf("}");
+    }
+    if (r->max_inputs) {
+        SEP();
+        printf("at most %d inputs", r->max_inputs);
+    }
+    if (r->const_inputs) {
+        SEP();
+        printf("constant input%s", (r->const_inputs & (r->const_inputs - 1)) ? "s" : "");
+        for (int i = 0, k = 0; i < 32; i++)
+            if ((r->const_inputs >> i) & 1)
+                printf("%s%d", k++ ? ", " : " ", i);
+    }
+    if (r->float_only) {
+        SEP();
+        printf("float only (not in a QDQ unit)");
+    }
+    for (int c = 0; cv_check_name(c); c++)
+        if ((r->checks >> c) & 1) {
+            SEP();
+            printf("check `%s`", cv_check_name(c));
+        }
+    if (r->min_rank) {
+        SEP();
+        printf("rank >= %d", r->min_rank);
+    }
+    if (r->min_inputs) {
+        SEP();
+        printf("at least %d inputs", r->min_inputs);
+    }
+    if (r->last_axis_transpose) {
+        SEP();
+        printf("another axis through Transposes (legalize.softmax_axis_via_transpose)");
     }
 #undef SEP
     return any;
@@ -118,13 +150,24 @@ int cmd_targets(int argc, char **argv)
                "Profile fields: `schema_version` (1), `name`, `description`, `dtypes`, `int64` (`as_int32` or "
                "`refuse`), `max_rank`, `static_shapes`, `data_dependent_shapes`, `refuses_constant_partitions`, "
                "`control_flow_whole` (an If/Loop/Scan goes to the target with its bodies when the target can take every node in them; with `int64: as_int32` no int64 value may be among them, since legalization does not reach nested bodies), `qdq_node_units` (DequantizeLinear -> op -> QuantizeLinear placed as one, Delegates carry `encodings`: docs/report.md), `keep_whole` (ops delegated whole, or decomposed when they end on CPU), "
-               "`legalize` (`int64_to_int32`, `clamp_int64_slice_bounds`, `uint8_cast_via_int32`), `simulator` "
+               "`legalize` (`int64_to_int32`, `clamp_int64_slice_bounds`, `uint8_cast_via_int32`, "
+               "`softmax_axis_via_transpose`, `requantize_fixed_16bit`), `simulator` "
                "(`uint8_to_float_cast_nonzero_is_one`, `int32_wraps`, `refuse_int64`), and `ops`: op name -> "
                "constraints (`since`, `until`, `dtypes`, `max_rank`, `max_outputs`, `last_axis`, `attrs`: "
-               "attribute -> allowed values), or a list of such rows for ops whose behaviour changed across "
-               "opsets. A CPU profile instead has `cpu_profile` (`core` or `full`), `cpu_add` and `cpu_remove`. "
+               "attribute -> allowed values (integers; they match INT attributes, FLOAT ones of that value, every "
+               "element of an INTS one), "
+               "`min_rank`, `max_inputs`, `min_inputs`, `const_inputs` (input indices that must be compile-time "
+               "constants), `float_only` (refused inside a QDQ node unit), `checks` (op-specific rules: `gemm_c`, "
+               "`groups_divide_channels`, `resize_qnn`, `einsum_matmul`, `reshape_allowzero`, "
+               "`per_tensor_outside_unit`, `fixed_16bit_encoding`), `last_axis_transpose` (with `last_axis`: another "
+               "axis is taken through Transposes when `legalize.softmax_axis_via_transpose`)), or a list of such rows "
+               "for ops whose behaviour changed across opsets. A CPU profile instead has `cpu_profile` (`core` or "
+               "`full`), `cpu_add` and `cpu_remove`. "
                "`backend` names the backend that answers capability and compiles the partitions (default: a "
-               "backend registered under the target's name, else `reference`, the simulator; docs/backends.md).\n");
+               "backend registered under the target's name, else `reference`, the simulator; docs/backends.md).\n\n"
+               "The evidence behind the `htp` profile's rules (the onnxruntime QNN EP and ExecuTorch Qualcomm "
+               "sources read, pinned, file and function per rule, and the deliberate differences) is in "
+               "docs/htp_sources.md.\n");
     int rc = EXIT_OK;
     for (int i = 0; cv_builtin_target_names[i]; i++) {
         carve_target *t = NULL;
@@ -156,9 +199,11 @@ int cmd_targets(int argc, char **argv)
         for (uint32_t k = 0; k < t->n_keep; k++)
             printf("%s%s", k ? ", " : "", t->keep_whole[k]);
         printf("%s\n", t->n_keep ? "" : "none");
-        printf("%slegalizations:%s%s%s%s\n", b, t->lg_int64 ? " int64->int32" : "",
+        printf("%slegalizations:%s%s%s%s%s%s\n", b, t->lg_int64 ? " int64->int32" : "",
                t->lg_clamp_slice ? ", Slice bounds clamped" : "", t->lg_u8cast ? ", uint8 cast via int32" : "",
-               !t->lg_int64 && !t->lg_u8cast ? " none" : "");
+               t->lg_softmax_transpose ? ", Softmax on another axis through Transposes" : "",
+               t->lg_requant16 ? ", 16-bit Sigmoid/Tanh requantized from the fixed encoding" : "",
+               !t->lg_int64 && !t->lg_u8cast && !t->lg_softmax_transpose && !t->lg_requant16 ? " none" : "");
         printf("%ssimulator:%s%s%s%s\n", b, t->sim_u8cast ? " uint8->float cast maps non-zero to 1" : "",
                t->sim_i32wrap ? (t->sim_u8cast ? ", int32 wraps" : " int32 wraps") : "",
                t->sim_refuse_int64 ? ", no int64" : "", !t->sim_u8cast && !t->sim_i32wrap ? " plain ONNX" : "");

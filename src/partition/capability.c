@@ -25,6 +25,10 @@ static const char *const codes[CV_R_COUNT] = {
     [CV_R_NO_RUNTIME_INPUT] = "no_runtime_input",
     [CV_R_SMALL_PARTITION] = "small_partition",
     [CV_R_BACKEND_REFUSED] = "backend_refused",
+    [CV_R_NOT_CONSTANT] = "not_constant",
+    [CV_R_INPUT_COUNT] = "input_count",
+    [CV_R_QUANTIZED] = "quantized",
+    [CV_R_ENCODING] = "fixed_encoding",
 };
 
 const char *cv_reason_code(cv_reason r) { return r < CV_R_COUNT ? codes[r] : "?"; }
@@ -44,6 +48,14 @@ bool cv_value_is_const(const carve_model *m, carve_value_id v)
         return !x->is_input;
     const cv_node *p = x->producer != CARVE_NONE ? &m->nodes[x->producer] : NULL;
     return p && p->op[0] == 'C' && !strcmp(p->op, "Constant") && !*p->domain;
+}
+
+static const cv_op_rule *rule_for(const cv_target_op *to, int64_t opset);
+
+const cv_op_rule *cv_target_rule(const carve_model *m, carve_node_id n, const carve_target *t)
+{
+    const cv_target_op *to = cv_target_find_op(t, m->nodes[n].op);
+    return to ? rule_for(to, carve_model_opset(m, m->nodes[n].domain)) : NULL;
 }
 
 static const cv_op_rule *rule_for(const cv_target_op *to, int64_t opset)
@@ -205,24 +217,86 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
         if (!na)
             continue; /* the default is assumed allowed */
         bool ok = false;
+        if (na->kind == CARVE_ATTR_INTS && !ar->is_str) {
+            ok = true;
+            for (uint32_t e = 0; e < na->n && ok; e++) {
+                bool in = false;
+                for (uint32_t k = 0; k < ar->n && !in; k++)
+                    in = na->u.ints[e] == ar->ints[k];
+                ok = in;
+            }
+        }
         for (uint32_t k = 0; k < ar->n && !ok; k++)
             ok = ar->is_str ? na->kind == CARVE_ATTR_STRING && na->u.s.n == strlen(ar->strs[k]) &&
                                   !memcmp(na->u.s.p, ar->strs[k], na->u.s.n)
-                            : na->kind == CARVE_ATTR_INT && na->u.i == ar->ints[k];
+                            : (na->kind == CARVE_ATTR_INT && na->u.i == ar->ints[k]) ||
+                                  (na->kind == CARVE_ATTR_FLOAT && (double)na->u.f == ar->nums[k]);
         if (!ok) {
+            char allowed[160] = "";
+            for (uint32_t k = 0; k < ar->n; k++) {
+                size_t l = strlen(allowed);
+                if (ar->is_str)
+                    snprintf(allowed + l, sizeof allowed - l, "%s%s", k ? ", " : "", ar->strs[k]);
+                else
+                    snprintf(allowed + l, sizeof allowed - l, "%s%g", k ? ", " : "", ar->nums[k]);
+            }
             if (na->kind == CARVE_ATTR_STRING)
-                snprintf(msg, msgsz, "attribute %s = '%.*s' is not supported by %s", ar->name, (int)na->u.s.n,
-                         (const char *)na->u.s.p, t->name);
+                snprintf(msg, msgsz, "attribute %s = '%.*s' is not supported by %s (allowed: %s)", ar->name,
+                         (int)na->u.s.n, (const char *)na->u.s.p, t->name, allowed);
+            else if (na->kind == CARVE_ATTR_FLOAT)
+                snprintf(msg, msgsz, "attribute %s = %g is not supported by %s (allowed: %s)", ar->name,
+                         (double)na->u.f, t->name, allowed);
+            else if (na->kind == CARVE_ATTR_INTS)
+                snprintf(msg, msgsz, "attribute %s has a value %s does not support (allowed: %s%s)", ar->name,
+                         t->name, ar->n == 1 ? "only " : "", allowed);
             else
-                snprintf(msg, msgsz, "attribute %s = %lld is not supported by %s", ar->name,
-                         (long long)(na->kind == CARVE_ATTR_INT ? na->u.i : 0), t->name);
+                snprintf(msg, msgsz, "attribute %s = %lld is not supported by %s (allowed: %s)", ar->name,
+                         (long long)(na->kind == CARVE_ATTR_INT ? na->u.i : 0), t->name, allowed);
             return CV_R_ATTRIBUTE;
         }
+    }
+    uint32_t n_given = 0;
+    for (uint32_t i = 0; i < n->n_in; i++)
+        n_given += n->in[i] != CARVE_NONE;
+    if (r->min_inputs && n_given < (uint32_t)r->min_inputs) {
+        snprintf(msg, msgsz, "%s takes %s with at least %d inputs, this one has %u", t->name, n->op, r->min_inputs,
+                 n_given);
+        return CV_R_INPUT_COUNT;
+    }
+    if (r->min_rank && n->n_in && n->in[0] != CARVE_NONE) {
+        int rank = m->values[n->in[0]].type.rank;
+        if (rank >= 0 && rank < r->min_rank) {
+            snprintf(msg, msgsz, "input 0 '%s' has rank %d, %s takes %s from rank %d", m->values[n->in[0]].name,
+                     rank, t->name, n->op, r->min_rank);
+            return CV_R_RANK;
+        }
+    }
+    if (r->max_inputs && n_given > (uint32_t)r->max_inputs) {
+        snprintf(msg, msgsz, "%s takes %s with at most %d inputs, this one has %u", t->name, n->op, r->max_inputs,
+                 n_given);
+        return CV_R_INPUT_COUNT;
+    }
+    for (uint32_t i = 0; i < n->n_in && i < 32; i++)
+        if ((r->const_inputs >> i) & 1 && n->in[i] != CARVE_NONE && !cv_value_is_const(m, n->in[i])) {
+            snprintf(msg, msgsz, "input %u '%s' of %s must be a constant for %s (it is compiled in)", i,
+                     m->values[n->in[i]].name, n->op, t->name);
+            return CV_R_NOT_CONSTANT;
+        }
+    if (r->float_only && inner && ((inner->in | inner->out) & 1)) { /* its data value is quantized */
+        snprintf(msg, msgsz, "%s takes %s in float only, not quantized (in a QDQ node unit)", t->name, n->op);
+        return CV_R_QUANTIZED;
+    }
+    if (r->checks) {
+        cv_reason why = cv_check_rules(m, id, t, r->checks, inner, msg, msgsz);
+        if (why)
+            return why;
     }
     if (r->last_axis && n->n_in && n->in[0] != CARVE_NONE) {
         int rank = m->values[n->in[0]].type.rank;
         int64_t axis = cv_attr_i(m, id, r->last_axis, -1);
-        if (rank < 0 || (axis != -1 && axis != rank - 1)) {
+        bool via_transpose = r->last_axis_transpose && t->lg_softmax_transpose && rank > 0 && axis >= -rank &&
+                             axis < rank;
+        if (rank < 0 || (axis != -1 && axis != rank - 1 && !via_transpose)) {
             snprintf(msg, msgsz, "%s takes %s only over the last axis (%s = %lld, rank %d)", t->name, n->op,
                      r->last_axis, (long long)axis, rank);
             return CV_R_ATTRIBUTE;

@@ -316,6 +316,10 @@ carve_status cv_legalize_body(cv_lower *lw, const carve_target *t, carve_node_id
         st = uint8_cast(lw, body);
     if (!st && t->lg_int64 && !(off & 1))
         st = int64_to_int32(lw, t, dn, body);
+    if (!st && t->lg_softmax_transpose)
+        st = cv_legalize_softmax_axis(lw, t, body);
+    if (!st && t->lg_requant16)
+        st = cv_legalize_requant16(lw, t, body);
     if (!st)
         st = cv_topo_sort(lw->m, body);
     return st;

@@ -13,6 +13,7 @@ typedef struct cv_attr_rule {
     uint32_t n;
     bool is_str;
     int64_t *ints;
+    double *nums;         /* the same values as numbers: FLOAT attributes */
     char **strs;
 } cv_attr_rule;
 
@@ -22,10 +23,31 @@ typedef struct cv_op_rule {
     char *last_axis;      /* this attribute must name the last axis */
     int max_outputs;      /* 0: any */
     int max_rank;         /* 0: the target's */
+    int min_rank;         /* 0: any (checked on input 0) */
+    int min_inputs;       /* 0: any */
+    bool last_axis_transpose; /* last_axis: another axis is taken through Transposes (legalize) */
     uint32_t dtype_mask;  /* 0: the target's; bit per carve_dtype */
     uint32_t n_attrs;
-    cv_attr_rule *attrs;  /* allowed values per attribute */
+    cv_attr_rule *attrs;  /* allowed values per attribute (an INTS one: every element) */
+    int max_inputs;       /* 0: any */
+    uint32_t const_inputs; /* bit i: input i, when given, must be a compile-time constant */
+    bool float_only;      /* refused inside a QDQ node unit (quantized) */
+    uint32_t checks;      /* CV_CHECK_* bits: rules with code of their own */
 } cv_op_rule;
+
+/* Op-specific rules a profile names in "checks" (capability.c). */
+enum {
+    CV_CHECK_GEMM_C = 1 << 0,           /* "gemm_c": C absent, [N] or [M, N] */
+    CV_CHECK_GROUPS_DIVIDE = 1 << 1,    /* "groups_divide_channels" */
+    CV_CHECK_RESIZE_QNN = 1 << 2,       /* "resize_qnn": rank >= 3, spatial dims only, no floor + pytorch_half_pixel */
+    CV_CHECK_EINSUM_MATMUL = 1 << 3,    /* "einsum_matmul": a (batched) MatMul equation */
+    CV_CHECK_RESHAPE_ZERO = 1 << 4,     /* "reshape_allowzero": no 0 in the shape with allowzero */
+    CV_CHECK_PER_TENSOR = 1 << 5,       /* "per_tensor_outside_unit": per-axis Q/DQ only in a unit */
+    CV_CHECK_FIXED_ENC16 = 1 << 6,      /* "fixed_16bit_encoding": Sigmoid/Tanh uint16 output encodings */
+    CV_CHECK_COUNT = 7
+};
+/* The profile name of check bit i (CV_CHECK_* == 1 << i), NULL past the end. */
+const char *cv_check_name(int i);
 
 typedef struct cv_target_op {
     char *op;
@@ -48,6 +70,8 @@ struct carve_target {
     char **keep_whole;
     cv_target_op *ops;             /* sorted by op name */
     bool lg_int64, lg_clamp_slice, lg_u8cast;        /* legalizations */
+    bool lg_softmax_transpose;  /* a last_axis_transpose row's op on another axis: Transposes around it */
+    bool lg_requant16;          /* 16-bit Sigmoid/Tanh computed at the fixed encoding, then requantized */
     bool sim_u8cast, sim_i32wrap, sim_refuse_int64;  /* simulator semantics */
     /* a CPU profile instead of a delegate target */
     bool is_cpu;
@@ -147,6 +171,10 @@ typedef enum cv_reason {
     CV_R_NO_RUNTIME_INPUT,   /* its partition reads no runtime value */
     CV_R_SMALL_PARTITION,    /* --min-partition-nodes */
     CV_R_BACKEND_REFUSED,    /* the backend refused it (supports_node with a code carve does not know, or compile) */
+    CV_R_NOT_CONSTANT,       /* an input the target compiles in is computed at run time */
+    CV_R_INPUT_COUNT,        /* more inputs than the target takes */
+    CV_R_QUANTIZED,          /* the target takes the op in float only */
+    CV_R_ENCODING,           /* a quantized output's encoding is not the one the target fixes */
     CV_R_COUNT
 } cv_reason;
 
@@ -164,6 +192,12 @@ typedef struct cv_skip {
  * partitions (that refusal comes later). `inner` (may be NULL) names the
  * inputs and outputs whose dtype is not checked (inner values of a QDQ node
  * unit, see units.c). */
+/* The op-specific rules of a profile row's "checks" (CV_CHECK_* bits), in
+ * rules.c: the first refusal with its message. */
+/* The profile row that applies to node n (its op at the model's opset), or NULL. */
+const cv_op_rule *cv_target_rule(const carve_model *m, carve_node_id n, const carve_target *t);
+cv_reason cv_check_rules(const carve_model *m, carve_node_id n, const carve_target *t, uint32_t checks,
+                         const cv_unit_inner_mask *inner, char *msg, size_t msgsz);
 cv_reason cv_capable(const carve_model *m, carve_node_id n, const carve_target *t, const cv_unit_inner_mask *inner,
                      char *msg, size_t msgsz);
 /* Is value v a compile-time constant (initializer not overridable by an
@@ -280,6 +314,15 @@ carve_status cv_delegate_encodings(cv_lower *lw, cv_lpart *lp, carve_graph_id bo
 bool cv_op_makes_int64(const char *op);
 /* Applies the target's legalizations to a Delegate body. */
 carve_status cv_legalize_body(cv_lower *lw, const carve_target *t, carve_node_id delegate, carve_graph_id body);
+/* legalize_htp.c: Softmax/LogSoftmax on another axis than the last wrapped
+ * in Transposes (legalize.softmax_axis_via_transpose); 16-bit Sigmoid/Tanh
+ * given the fixed output encoding, then requantized to the model's
+ * (legalize.requantize_fixed_16bit). */
+carve_status cv_legalize_softmax_axis(cv_lower *lw, const carve_target *t, carve_graph_id body);
+carve_status cv_legalize_requant16(cv_lower *lw, const carve_target *t, carve_graph_id body);
+/* The fixed encoding HTP gives a 16-bit Sigmoid/Tanh output of zero-point
+ * dtype zt (uint16 or int16): false for other ops or dtypes. */
+bool cv_fixed_enc16(const char *op, carve_dtype zt, double *scale, int64_t *zero_point);
 
 /* ================================================================ report.c */
 

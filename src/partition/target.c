@@ -140,7 +140,15 @@ static bool get_names(pctx *p, const cJSON *arr, char ***out, uint32_t *n, const
     return true;
 }
 
-static const char *rule_keys[] = {"since", "until", "last_axis", "max_outputs", "max_rank", "dtypes", "attrs", NULL};
+static const char *rule_keys[] = {"since", "until", "last_axis", "max_outputs", "max_rank", "dtypes", "attrs",
+                                  "max_inputs", "const_inputs", "float_only", "checks", "min_rank", "min_inputs",
+                                  "last_axis_transpose", NULL};
+
+static const char *const check_names[CV_CHECK_COUNT + 1] = {"gemm_c", "groups_divide_channels", "resize_qnn", "einsum_matmul",
+                                          "reshape_allowzero", "per_tensor_outside_unit", "fixed_16bit_encoding",
+                                          NULL};
+
+const char *cv_check_name(int i) { return i >= 0 && i < CV_CHECK_COUNT ? check_names[i] : NULL; }
 
 static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *where)
     __attribute__((nonnull));
@@ -154,8 +162,42 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
     if (!get_int(p, r, "since", 1, 1, 1000, &rule->since, where) ||
         !get_int(p, r, "until", 0, 0, 1000, &rule->until, where) ||
         !get_int(p, r, "max_outputs", 0, 0, 255, &rule->max_outputs, where) ||
-        !get_int(p, r, "max_rank", 0, 0, CARVE_MAX_RANK, &rule->max_rank, where))
+        !get_int(p, r, "max_rank", 0, 0, CARVE_MAX_RANK, &rule->max_rank, where) ||
+        !get_int(p, r, "max_inputs", 0, 0, 255, &rule->max_inputs, where) ||
+        !get_int(p, r, "min_inputs", 0, 0, 255, &rule->min_inputs, where) ||
+        !get_int(p, r, "min_rank", 0, 0, CARVE_MAX_RANK, &rule->min_rank, where) ||
+        !get_bool(p, r, "last_axis_transpose", false, &rule->last_axis_transpose, where) ||
+        !get_bool(p, r, "float_only", false, &rule->float_only, where))
         return false;
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(r, "const_inputs");
+    if (ci) {
+        if (!cJSON_IsArray(ci))
+            return perr(p, "%s.const_inputs: expected a list of input indices", where);
+        int i = 0;
+        for (const cJSON *c = ci->child; c; c = c->next, i++) {
+            if (!cJSON_IsNumber(c) || c->valuedouble != (double)(int)c->valuedouble || c->valueint < 0 ||
+                c->valueint > 31)
+                return perr(p, "%s.const_inputs[%d]: expected an input index from 0 to 31", where, i);
+            rule->const_inputs |= 1u << c->valueint;
+        }
+    }
+    const cJSON *ck = cJSON_GetObjectItemCaseSensitive(r, "checks");
+    if (ck) {
+        if (!cJSON_IsArray(ck))
+            return perr(p, "%s.checks: expected a list of check names", where);
+        int i = 0;
+        for (const cJSON *c = ck->child; c; c = c->next, i++) {
+            int k = 0;
+            while (check_names[k] && !(cJSON_IsString(c) && !strcmp(check_names[k], c->valuestring)))
+                k++;
+            if (!check_names[k])
+                return perr(p, "%s.checks[%d]: '%s' is not a check (gemm_c, groups_divide_channels, "
+                               "resize_qnn, einsum_matmul, reshape_allowzero, per_tensor_outside_unit, "
+                               "fixed_16bit_encoding)",
+                            where, i, cJSON_IsString(c) ? c->valuestring : "?");
+            rule->checks |= 1u << k;
+        }
+    }
     if (rule->until && rule->until < rule->since)
         return perr(p, "%s.until: %d is before since %d", where, rule->until, rule->since);
     const cJSON *la = cJSON_GetObjectItemCaseSensitive(r, "last_axis");
@@ -186,8 +228,9 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
             ar->is_str = cJSON_IsString(a->child);
             int k = cJSON_GetArraySize(a);
             ar->ints = cv_malloc(((size_t)k + 1) * sizeof *ar->ints);
+            ar->nums = cv_malloc(((size_t)k + 1) * sizeof *ar->nums);
             ar->strs = cv_malloc(((size_t)k + 1) * sizeof *ar->strs);
-            if (!ar->ints || !ar->strs)
+            if (!ar->ints || !ar->strs || !ar->nums)
                 return perr(p, "out of memory");
             int i = 0;
             for (const cJSON *v = a->child; v; v = v->next, i++) {
@@ -197,10 +240,12 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
                 if (!ar->is_str && !(v->valuedouble >= -9007199254740992.0 && v->valuedouble <= 9007199254740992.0 &&
                                      v->valuedouble == (double)(int64_t)v->valuedouble))
                     return perr(p, "%s.attrs.%s[%d]: expected an integer of at most 2^53", where, a->string, i);
-                if (ar->is_str)
+                if (ar->is_str) {
                     ar->strs[ar->n++] = dup(v->valuestring);
-                else
+                } else {
+                    ar->nums[ar->n] = v->valuedouble;
                     ar->ints[ar->n++] = (int64_t)v->valuedouble;
+                }
             }
         }
     }
@@ -266,12 +311,15 @@ static bool parse(pctx *p, const cJSON *root, carve_target *t)
         !get_names(p, cJSON_GetObjectItemCaseSensitive(root, "keep_whole"), &t->keep_whole, &t->n_keep, "keep_whole"))
         return false;
     const cJSON *lg = cJSON_GetObjectItemCaseSensitive(root, "legalize");
-    static const char *lg_keys[] = {"int64_to_int32", "clamp_int64_slice_bounds", "uint8_cast_via_int32", NULL};
+    static const char *lg_keys[] = {"int64_to_int32", "clamp_int64_slice_bounds", "uint8_cast_via_int32",
+                                    "softmax_axis_via_transpose", "requantize_fixed_16bit", NULL};
     if (lg && (!cJSON_IsObject(lg) || !check_keys(p, lg, lg_keys, "legalize")))
         return p->st ? false : perr(p, "legalize: expected an object");
     if (!get_bool(p, lg, "int64_to_int32", false, &t->lg_int64, "legalize") ||
         !get_bool(p, lg, "clamp_int64_slice_bounds", false, &t->lg_clamp_slice, "legalize") ||
-        !get_bool(p, lg, "uint8_cast_via_int32", false, &t->lg_u8cast, "legalize"))
+        !get_bool(p, lg, "uint8_cast_via_int32", false, &t->lg_u8cast, "legalize") ||
+        !get_bool(p, lg, "softmax_axis_via_transpose", false, &t->lg_softmax_transpose, "legalize") ||
+        !get_bool(p, lg, "requantize_fixed_16bit", false, &t->lg_requant16, "legalize"))
         return false;
     if (t->lg_int64 && !t->int64_as_int32)
         return perr(p, "legalize.int64_to_int32: needs \"int64\": \"as_int32\"");
@@ -341,6 +389,7 @@ void carve_target_free(carve_target *t)
                     cv_free(rule->attrs[a].strs[k]);
                 cv_free(rule->attrs[a].name);
                 cv_free(rule->attrs[a].ints);
+                cv_free(rule->attrs[a].nums);
                 cv_free(rule->attrs[a].strs);
             }
             cv_free(rule->attrs);
