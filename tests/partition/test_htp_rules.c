@@ -371,6 +371,39 @@ static void unsupported_and_new(void)
                             lt_input(m, "u", 2, di)};
     carve_graph_add_output(m, 0, lt_op(m, "ScatterElements", "n", 3, in, "y"));
     expect(m, "ScatterElements", "n", NULL, "");
+    /* Xor (bool), STFT (frame step and length constant) */
+    m = lt_model(ctx, 21);
+    carve_dim db[2] = {{2, NULL}, {3, NULL}};
+    carve_value_id xb[2] = {carve_graph_add_input(m, 0, "a", CARVE_BOOL, 2, db),
+                            carve_graph_add_input(m, 0, "b", CARVE_BOOL, 2, db)};
+    carve_graph_add_output(m, 0, lt_op(m, "Xor", "n", 2, xb, "y"));
+    expect(m, "Xor", "n", NULL, "");
+    m = lt_model(ctx, 21);
+    int64_t ds[3] = {1, 64, 1}, step = 16, flen = 32;
+    carve_value_id st[4] = {lt_input(m, "signal", 3, ds),
+                            carve_graph_add_initializer(m, 0, "step", CARVE_INT64, 0, NULL, &step, 8), CARVE_NONE,
+                            carve_graph_add_initializer(m, 0, "flen", CARVE_INT64, 0, NULL, &flen, 8)};
+    carve_graph_add_output(m, 0, lt_op(m, "STFT", "n", 4, st, "y"));
+    expect(m, "STFT", "n", NULL, "");
+    /* Tile repeats computed at run time: the output shape depends on them */
+    m = lt_model(ctx, 21);
+    carve_dim dr[1] = {{4, NULL}};
+    carve_value_id tin[2] = {in4(m, "x", 1, 2, 3, 4), carve_graph_add_input(m, 0, "reps", CARVE_INT64, 1, dr)};
+    carve_graph_add_output(m, 0, lt_op(m, "Tile", "n", 2, tin, "y"));
+    {
+        cv_val *iv[2] = {ot_random(CARVE_FLOAT, 4, (int64_t[]){1, 2, 3, 4}, 5, -1, 1),
+                         cv_val_new(CARVE_INT64, 1, (int64_t[]){4})};
+        for (int i = 0; i < 4; i++)
+            ((int64_t *)iv[1]->data)[i] = 1 + (i == 2);
+        cJSON *r = NULL;
+        OT_CHECK(lt_lower_run(m, "htp", NULL, iv, 1e-6, 1e-6, &r) == LT_EQUAL, "Tile runtime repeats lowers");
+        OT_CHECK(!strcmp(lt_reason(r, "n"), "data_dependent_shape") && strstr(message(r, "n"), "input 1 'reps'"),
+                 "Tile runtime repeats: %s %s", lt_reason(r, "n"), message(r, "n"));
+        cJSON_Delete(r);
+        cv_val_unref(iv[0]);
+        cv_val_unref(iv[1]);
+    }
+    carve_model_free(m);
     /* Einsum: MatMul-like accepted, others refused */
     const char *eqs[] = {"bij,bjk->bik", "ij,kj->ik", "ij,jk->ki", "bij,bjk->bk"};
     for (int e = 0; e < 4; e++) {
