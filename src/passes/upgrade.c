@@ -160,6 +160,20 @@ static bool attr_to_input(up *u, carve_node_id id, const char *name, uint32_t i)
     return ints_input(u, id, i, name, (size_t)cnt, copy);
 }
 
+/* v's value when it is a compile-time constant: an initializer or a
+ * Constant node's tensor. */
+static const cv_tensor *const_of(const carve_model *m, carve_value_id v)
+{
+    const cv_tensor *t = cv_fold_const(m, v);
+    carve_node_id p = m->values[v].producer;
+    if (!t && p != CARVE_NONE && !strcmp(m->nodes[p].op, "Constant") && !*m->nodes[p].domain) {
+        const cv_attr *a = cv_node_attr_find(m, p, "value");
+        if (a && a->kind == CARVE_ATTR_TENSOR)
+            t = a->u.t;
+    }
+    return t;
+}
+
 static const cv_type *in_type(const up *u, carve_node_id id, uint32_t i)
 {
     const cv_node *n = &u->m->nodes[id];
@@ -269,7 +283,7 @@ static bool up_resize_legacy(up *u, carve_node_id id)
     const cv_tensor *sc = NULL;
     if (ups && u->from < 9)
         ns = cv_attr_floats(m, id, "scales", &sa);
-    else if (n->n_in > 1 && n->in[1] != CARVE_NONE && (sc = cv_fold_const(m, n->in[1])) != NULL &&
+    else if (n->n_in > 1 && n->in[1] != CARVE_NONE && (sc = const_of(m, n->in[1])) != NULL &&
              sc->dtype == CARVE_FLOAT)
         ns = (int)sc->nelem, sa = sc->data;
     const char *nm = "floor";
@@ -451,7 +465,7 @@ static bool up_groupnorm(up *u, carve_node_id id)
     int64_t c = t->dims[1].value;
     const cv_tensor *ts[2];
     for (uint32_t i = 1; i <= 2; i++) {
-        ts[i - 1] = n->n_in > i && n->in[i] != CARVE_NONE ? cv_fold_const(m, n->in[i]) : NULL;
+        ts[i - 1] = n->n_in > i && n->in[i] != CARVE_NONE ? const_of(m, n->in[i]) : NULL;
         if (!ts[i - 1] || (int64_t)ts[i - 1]->nelem != groups)
             return refuse(u, id, "input %u is not a constant of num_groups values: it cannot be made per channel", i);
     }
@@ -480,7 +494,8 @@ static bool up_groupnorm(up *u, carve_node_id id)
 static bool up_legacy_broadcast(up *u, carve_node_id id)
 {
     carve_model *m = u->m;
-    if (cv_attr_i(m, id, "broadcast", 0)) {
+    /* Gemm-6's broadcast of C is what Gemm-7 does always */
+    if (cv_attr_i(m, id, "broadcast", 0) && strcmp(m->nodes[id].op, "Gemm")) {
         const cv_type *a = in_type(u, id, 0), *b = in_type(u, id, 1);
         if (!a || !b || a->rank < 0 || b->rank < 0)
             return refuse(u, id, "broadcast = 1 with operand ranks unknown");

@@ -266,6 +266,38 @@ static void other_cases(void)
     tb_free(&t);
 }
 
+/* Upsample-9 whose scales come from a Constant node (old exporters), Gemm-6
+ * with broadcast = 1. */
+static void constant_node_and_gemm(void)
+{
+    int64_t d[4] = {1, 2, 3, 4}, four = 4;
+    tb t;
+    tb_init(&t, 9);
+    carve_value_id x = tb_in(&t, "x", rnd(4, d, 21));
+    const float sc[4] = {1, 1, 2, 2};
+    carve_node_id c = carve_graph_add_node(t.m, 0, "Constant", "", "scales_c", 0, NULL, 1, (const char *[]){"s"});
+    carve_node_set_attr_tensor(t.m, c, "value", CARVE_FLOAT, 1, &four, sc, sizeof sc);
+    carve_value_id in[2] = {x, carve_node_output(t.m, c, 0)};
+    tb_node(&t, "Upsample", 2, in, 1);
+    same_after_upgrade(&t, "Upsample-9 with a Constant node's scales", 1, 0);
+    tb_free(&t);
+    tb_init(&t, 6);
+    int64_t da[2] = {3, 4}, db[2] = {4, 5}, dc = 5;
+    float bw[20], cw[5];
+    for (int i = 0; i < 20; i++)
+        bw[i] = (float)(i % 7) * 0.25f - 0.5f;
+    for (int i = 0; i < 5; i++)
+        cw[i] = (float)i - 2;
+    carve_value_id g[3] = {tb_in(&t, "a", rnd(2, da, 22)),
+                           carve_graph_add_initializer(t.m, 0, "b", CARVE_FLOAT, 2, db, bw, sizeof bw),
+                           carve_graph_add_initializer(t.m, 0, "c", CARVE_FLOAT, 1, &dc, cw, sizeof cw)};
+    carve_node_id n = tb_node(&t, "Gemm", 3, g, 1);
+    carve_node_set_attr_int(t.m, n, "broadcast", 1);
+    same_after_upgrade(&t, "Gemm-6 broadcast", 1, 0);
+    OT_CHECK(!cv_node_attr_find(t.m, n, "broadcast"), "Gemm-6's broadcast attribute is gone");
+    tb_free(&t);
+}
+
 /* A node with no faithful rewrite leaves the whole model as it was. */
 static void refusals(void)
 {
@@ -340,6 +372,7 @@ int main(void)
     resize_cases();
     attr_to_input_cases();
     other_cases();
+    constant_node_and_gemm();
     refusals();
     subgraph_case();
     return ot_finish();
