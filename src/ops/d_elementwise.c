@@ -8,7 +8,16 @@
  * ("<node>/XLessThanZero"). Constants are made in X's dtype; when X's dtype
  * is not known yet, a float32 constant goes through CastLike as the bodies
  * do. Constant-only subexpressions of the bodies (Sqrt(2), Sqrt(2/pi)) are
- * computed here in double. */
+ * computed here in double.
+ *
+ * The pieces must be ops of the model's opset with the meaning used here:
+ * Where exists from opset 9, CastLike from 15, the binary ops broadcast
+ * numpy-style from 7 (before, B broadcasts to A with `broadcast`=1, which
+ * cv_rw_node sets) and Min/Max from 8. Below those, Elu, Selu and PRelu
+ * take a Where-free form (max(x,0) and min(x,0) as Relu(x) and
+ * -Relu(-x), constants on the right) and HardSigmoid a Clip with its
+ * opset-6 attributes; cv_decompose_node_tail checks every piece against
+ * the opset and refuses, naming the node, what it cannot express. */
 #include "k_elementwise.h"
 
 #include <math.h>
@@ -66,8 +75,34 @@ static carve_value_id elu_body(cv_rw *rw, carve_value_id x, carve_value_id alpha
     return OP3("Where", "Y", lt, em1, x, y);
 }
 
+static int64_t opset_of(cv_rw *rw) { return carve_model_opset(rw->m, ""); }
+
+/* Before opset 9 (no Where): alpha * (Exp(min(x, 0)) - 1) + max(x, 0),
+ * min(x, 0) as Neg(Relu(Neg(x))). For x >= 0 the first term is exactly 0,
+ * for x < 0 the second; NaN stays NaN. Writes y (scaled by gamma when
+ * gamma_v is given: Selu). */
+static carve_value_id elu_old(cv_rw *rw, carve_value_id x, carve_value_id alpha_v, carve_value_id gamma_v,
+                              carve_value_id y)
+{
+    carve_value_id one = konst(rw, "One", 1);
+    carve_value_id pos = OP1("Relu", "MaxXZero", x, NEW);
+    carve_value_id nx = OP1("Neg", "NegX", x, NEW);
+    carve_value_id rn = OP1("Relu", "MaxNegXZero", nx, NEW);
+    carve_value_id mn = OP1("Neg", "MinXZero", rn, NEW);
+    carve_value_id ex = OP1("Exp", "ExpMinXZero", mn, NEW);
+    carve_value_id em1 = OP2("Sub", "ExpSubOne", ex, one, NEW);
+    carve_value_id neg = OP2("Mul", "AlphaMulExpSubOne", em1, alpha_v, NEW);
+    if (gamma_v == CARVE_NONE)
+        return OP2("Add", "Y", pos, neg, y);
+    carve_value_id sum = OP2("Add", "Sum", pos, neg, NEW);
+    return OP2("Mul", "Y", sum, gamma_v, y);
+}
+
 carve_status d_elu(cv_rw *rw)
 {
+    if (opset_of(rw) < 9)
+        return done(elu_old(rw, in_of(rw, 0), konst(rw, "Alpha", cv_attr_f(rw->m, rw->node, "alpha", 1.0f)),
+                            CARVE_NONE, out_of(rw)));
     carve_value_id alpha = konst(rw, "Alpha", cv_attr_f(rw->m, rw->node, "alpha", 1.0f));
     if (alpha == CARVE_NONE)
         return CARVE_ERR_NOMEM;
@@ -90,6 +125,8 @@ carve_status d_selu(cv_rw *rw)
     carve_value_id x = in_of(rw, 0);
     carve_value_id alpha = konst(rw, "Alpha", cv_attr_f(rw->m, rw->node, "alpha", 1.67326319217681884765625f));
     carve_value_id gamma = konst(rw, "Gamma", cv_attr_f(rw->m, rw->node, "gamma", 1.05070102214813232421875f));
+    if (opset_of(rw) < 9)
+        return done(elu_old(rw, x, alpha, gamma, out_of(rw)));
     carve_value_id zero = konst(rw, "Zero", 0);
     carve_value_id ex = OP1("Exp", "ExpX", x, NEW);
     carve_value_id aex = OP2("Mul", "AlphaMulExpX", alpha, ex, NEW);
@@ -114,6 +151,19 @@ static carve_value_id hardsigmoid_body(cv_rw *rw, double alpha_f, double beta_f,
 
 carve_status d_hardsigmoid(cv_rw *rw)
 {
+    if (opset_of(rw) < 8) { /* Min/Max broadcast from opset 8: Clip with its opset-6 attributes */
+        carve_value_id x = in_of(rw, 0);
+        carve_value_id alpha = konst(rw, "Alpha", cv_attr_f(rw->m, rw->node, "alpha", 0.2f));
+        carve_value_id beta = konst(rw, "Beta", cv_attr_f(rw->m, rw->node, "beta", 0.5f));
+        carve_value_id ax = OP2("Mul", "AlphaMulX", x, alpha, NEW);
+        carve_value_id axb = OP2("Add", "AlphaMulXAddBeta", ax, beta, NEW);
+        carve_value_id y = out_of(rw);
+        carve_node_id c = axb == CARVE_NONE ? CARVE_NONE : cv_rw_node(rw, "Clip", "Y", 1, &axb, 1, &y);
+        if (c == CARVE_NONE || carve_node_set_attr_float(rw->m, c, "min", 0.0f) ||
+            carve_node_set_attr_float(rw->m, c, "max", 1.0f))
+            return CARVE_ERR_NOMEM;
+        return CARVE_OK;
+    }
     return done(hardsigmoid_body(rw, cv_attr_f(rw->m, rw->node, "alpha", 0.2f),
                                  cv_attr_f(rw->m, rw->node, "beta", 0.5f), out_of(rw)));
 }
@@ -158,6 +208,13 @@ carve_status d_gelu(cv_rw *rw)
 carve_status d_prelu(cv_rw *rw)
 {
     carve_value_id x = in_of(rw, 0), slope = in_of(rw, 1);
+    if (opset_of(rw) < 9) { /* no Where: max(x, 0) - slope * max(-x, 0), exact on both sides */
+        carve_value_id pos = OP1("Relu", "MaxXZero", x, NEW);
+        carve_value_id nx = OP1("Neg", "NegX", x, NEW);
+        carve_value_id rn = OP1("Relu", "MaxNegXZero", nx, NEW);
+        carve_value_id sn = OP2("Mul", "SlopeMulMaxNegXZero", rn, slope, NEW);
+        return done(OP2("Sub", "Y", pos, sn, out_of(rw)));
+    }
     carve_value_id zero = konst(rw, "Zero", 0);
     carve_value_id lt = OP2("Less", "XLessThanZero", x, zero, NEW);
     carve_value_id sx = OP2("Mul", "SlopeMulX", slope, x, NEW);

@@ -6,10 +6,25 @@
 
 #include <string.h>
 
+/* Binary ops that took a `broadcast` attribute before opset 7 (without it,
+ * both inputs had to have one shape). */
+static bool old_broadcast_op(const char *op)
+{
+    static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or",
+                                      "Xor", "Equal", "Greater", "Less", NULL};
+    for (int i = 0; ops[i]; i++)
+        if (!strcmp(op, ops[i]))
+            return true;
+    return false;
+}
+
 carve_node_id cv_rw_node(cv_rw *rw, const char *op, const char *piece, uint32_t n_in,
                          const carve_value_id *ins, uint32_t n_out, const carve_value_id *outs)
 {
     carve_model *m = rw->m;
+    /* before opset 7, B broadcasts to A only with broadcast=1 (decompositions
+     * put the smaller operand, a constant, on the right) */
+    bool bcast = n_in == 2 && carve_model_opset(m, "") < 7 && old_broadcast_op(op);
     carve_node_id id = cv_node_new(m, rw->graph, op, "", n_in, n_out);
     if (id == CARVE_NONE)
         return CARVE_NONE;
@@ -32,7 +47,30 @@ carve_node_id cv_rw_node(cv_rw *rw, const char *op, const char *piece, uint32_t 
         m->values[v].out_index = i;
         m->nodes[id].out[i] = v;
     }
+    if (bcast && carve_node_set_attr_int(m, id, "broadcast", 1))
+        return CARVE_NONE;
     return id;
+}
+
+/* Every piece must be an op of the model's opset: a decomposition written
+ * with an op the opset lacks (Where before 9...) is refused, naming the
+ * node, rather than making a model no runtime of that opset accepts. */
+static carve_status check_pieces(carve_model *m, carve_node_id n, const cv_ids *pieces)
+{
+    for (uint32_t i = 0; i < pieces->n; i++) {
+        const cv_node *p = &m->nodes[pieces->v[i]];
+        int64_t opset = carve_model_opset(m, p->domain);
+        if (cv_op_find(p->domain, p->op, opset))
+            continue;
+        const cv_op_def *later = cv_op_find(p->domain, p->op, 100000);
+        char since[64] = "";
+        if (later)
+            snprintf(since, sizeof since, " (carve knows it from opset %d)", later->since);
+        return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
+                        "node '%s' (%s): its decomposition needs %s, which %s opset %lld does not have%s", m->nodes[n].name,
+                        m->nodes[n].op, p->op, *p->domain ? p->domain : "ai.onnx", (long long)opset, since);
+    }
+    return CARVE_OK;
 }
 
 carve_value_id cv_rw_const(cv_rw *rw, const char *piece, carve_dtype dtype, int rank, const int64_t *dims,
@@ -84,6 +122,8 @@ carve_status cv_decompose_node_tail(carve_model *m, carve_node_id n, uint32_t *n
     uint32_t n_out = m->nodes[n].n_out < 8 ? m->nodes[n].n_out : 8;
     memcpy(outs, m->nodes[n].out, n_out * sizeof *outs);
     carve_status s = def->decompose(&rw);
+    if (!s)
+        s = check_pieces(m, n, &rw.pieces);
     for (uint32_t i = 0; !s && i < m->nodes[n].n_out; i++) {
         carve_value_id v = m->nodes[n].out[i];
         if (v != CARVE_NONE && m->values[v].producer == n)

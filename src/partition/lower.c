@@ -440,11 +440,16 @@ static carve_status decompose_graph(cv_lower *lw, carve_graph_id g, bool *change
         if (cv_cpu_has(lw->cpu, def, n->op))
             continue;
         if (!def || !def->decompose) {
+            /* a piece of a decomposition names the node it comes from */
+            const char *from = l->origin != id && l->origin < m->n_nodes
+                                   ? cv_arena_printf(&m->arena, "; it is a piece of node '%s' (%s)",
+                                                     m->nodes[l->origin].name, m->nodes[l->origin].op)
+                                   : "";
             st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
                           "node '%s' (%s%s%s) cannot be lowered: it ends on CPU (%s: %s) and the CPU profile has no "
-                          "kernel for it%s",
+                          "kernel for it%s%s",
                           n->name, *n->domain ? n->domain : "", *n->domain ? "." : "", n->op, cv_reason_code(l->reason),
-                          l->msg ? l->msg : "", def ? " and carve has no decomposition of it" : "");
+                          l->msg ? l->msg : "", def ? " and carve has no decomposition of it" : "", from ? from : "");
             break;
         }
         bool deq = false;

@@ -105,7 +105,12 @@ void ot_check_decomposition(carve_model *m, carve_node_id n, cv_val **inputs, do
         OT_CHECK(!strncmp(m->nodes[i].name, name, prefix) && m->nodes[i].name[prefix] == '/',
                  "%s: piece '%s' is not named from '%s'", op, m->nodes[i].name, name);
         const cv_op_def *d = cv_op_for_node(m, (carve_node_id)i);
-        OT_CHECK(d && (d->flags & CV_OP_CORE), "%s: piece '%s' is %s, not a core op", op, m->nodes[i].name,
+        OT_CHECK(d && (d->flags & CV_OP_CORE), "%s: piece '%s' is %s, not a core op at opset %lld", op,
+                 m->nodes[i].name, m->nodes[i].op, (long long)carve_model_opset(m, ""));
+        int64_t b = 0;
+        OT_CHECK(carve_model_opset(m, "") >= 7 || m->nodes[i].n_in != 2 || !strcmp(m->nodes[i].op, "MatMul") ||
+                     (carve_node_attr_int(m, (carve_node_id)i, "broadcast", &b) && b == 1),
+                 "%s: binary piece '%s' (%s) before opset 7 without broadcast=1", op, m->nodes[i].name,
                  m->nodes[i].op);
     }
     s = cv_infer_model(m, NULL);

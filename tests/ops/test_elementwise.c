@@ -167,6 +167,14 @@ static void test_decompositions(void)
             check_decomp("PRelu", 16, dt, r, d, NULL, 0, NULL, NULL, r, d, seed++);
             check_decomp("PRelu", 16, dt, r, d, NULL, 0, NULL, NULL, 1, (const int64_t[]){1}, seed++);
             check_decomp("PRelu", 16, dt, r, d, NULL, 0, NULL, NULL, 1, &d[r - 1], seed++);
+            /* old opsets: no Where before 9, no broadcasting Min/Max before 8,
+             * `broadcast`=1 before 7: every piece an op of the opset */
+            for (int64_t old = 6; old <= 8; old++) {
+                check_decomp("Elu", old, dt, r, d, a05, 1, NULL, NULL, -1, NULL, seed++);
+                check_decomp("Selu", old, dt, r, d, selu, 2, NULL, NULL, -1, NULL, seed++);
+                check_decomp("HardSigmoid", old, dt, r, d, hs, 2, NULL, NULL, -1, NULL, seed++);
+                check_decomp("PRelu", old, dt, r, d, NULL, 0, NULL, NULL, 1, &d[r - 1], seed++);
+            }
         }
         /* per-channel slope [C,1,1] against [N,C,H,W] */
         check_decomp("PRelu", 16, dt, 4, s4, NULL, 0, NULL, NULL, 3, (const int64_t[]){3, 1, 1}, seed++);
@@ -712,9 +720,35 @@ static void test_errors(void)
     OT_CHECK(!y && strstr(err, "does not broadcast"), "PRelu slope larger than X: %s", err);
 }
 
+/* A decomposition that would need an op its model's opset lacks is refused,
+ * naming the node, the op and the opset, and leaves the node in place: Elu
+ * at opset 6 on a value of unknown dtype would need CastLike (opset 15). */
+static void test_decomposition_needs_newer_op(void)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = carve_model_new(ctx);
+    carve_model_set_opset(m, "", 6);
+    carve_value_id x = carve_graph_add_input(m, 0, "x", CARVE_FLOAT, 1, (const carve_dim[]){{4, NULL}});
+    const char *o1[1] = {"x1"}, *o2[1] = {"y"};
+    carve_node_id id = carve_graph_add_node(m, 0, "Identity", "", "id", 1, &x, 1, o1);
+    carve_value_id x1 = carve_node_output(m, id, 0);
+    carve_node_id n = carve_graph_add_node(m, 0, "Elu", "", "elu", 1, &x1, 1, o2);
+    carve_graph_add_output(m, 0, carve_node_output(m, n, 0));
+    carve_status s = cv_decompose_node(m, n); /* no inference: x1's dtype is unknown */
+    OT_CHECK(s == CARVE_ERR_UNSUPPORTED &&
+                 strstr(carve_errmsg(ctx), "node 'elu' (Elu): its decomposition needs CastLike, which ai.onnx opset 6 "
+                                           "does not have (carve knows it from opset 15)"),
+             "Elu at opset 6 needing CastLike: %s", carve_errmsg(ctx));
+    OT_CHECK(carve_graph_node_count(m, 0) == 2 && !strcmp(carve_node_op(m, carve_graph_node(m, 0, 1)), "Elu"),
+             "a refused decomposition leaves the node");
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+}
+
 int main(void)
 {
     test_decompositions();
+    test_decomposition_needs_newer_op();
     test_activations();
     test_unary_types();
     test_broadcast();
