@@ -1,6 +1,7 @@
 /* cmd_check.c: `carve check MODEL --target T`: lowers the model, runs the
  * original and the lowered model on the same inputs (Delegate bodies under
- * the target's simulator) and compares every output. */
+ * the target's simulator) and compares every output; with --expect, the
+ * original's outputs against expected values too. */
 #include "lower_opts.h"
 #include "carve_backend.h"
 
@@ -22,6 +23,9 @@ static void usage(FILE *f)
                "  --input NAME=FILE     value of input NAME (.npy or TensorProto .pb)\n"
                "  --random-inputs SEED  seeded random values for the other inputs (default seed 1)\n"
                "  --atol A, --rtol R    tolerance (default 1e-4 and 1e-3; integers must match exactly)\n"
+               "  --expect NAME=FILE    also compare the original's output NAME with FILE (.npy or .pb)\n"
+               "                        at the ONNX backend tests' tolerance (atol 1e-7, rtol 1e-3;\n"
+               "                        bfloat16: 1e-2); may be repeated\n"
                "  -o OUT.onnx           also save the lowered model; what runs is that file, loaded back\n"
                "  --reference           run the lowered model's Delegates on the reference kernels\n"
                "%s%s",
@@ -32,6 +36,12 @@ static bool is_float(carve_dtype t)
 {
     return t == CARVE_FLOAT || t == CARVE_DOUBLE || t == CARVE_FLOAT16 || t == CARVE_BFLOAT16;
 }
+
+/* --expect NAME=FILE pairs */
+typedef struct expect {
+    char *name;
+    const char *file;
+} expect;
 
 /* Prints one line per output; EXIT_MODEL when beyond tolerance. */
 static int compare(const char *name, const char *target, carve_tensor *a, carve_tensor *b, double atol, double rtol)
@@ -74,6 +84,8 @@ int cmd_check(int argc, char **argv)
     double atol = 1e-4, rtol = 1e-3;
     bool reference = false;
     int rc = EXIT_OK;
+    expect ex[64];
+    size_t n_ex = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -101,6 +113,26 @@ int cmd_check(int argc, char **argv)
             *(!strcmp(a, "--atol") ? &atol : &rtol) = x;
         } else if (!strcmp(a, "--reference")) {
             reference = true;
+        } else if (!strcmp(a, "--expect")) {
+            const char *arg = has_val ? argv[++i] : "";
+            const char *eq = strchr(arg, '=');
+            if (!eq || eq == arg || !eq[1]) {
+                rc = cli_usage_error("check", "--expect takes NAME=FILE");
+                goto done;
+            }
+            if (n_ex == sizeof ex / sizeof *ex) {
+                rc = cli_usage_error("check", "--expect given more than %zu times", sizeof ex / sizeof *ex);
+                goto done;
+            }
+            ex[n_ex].name = malloc((size_t)(eq - arg) + 1);
+            if (!ex[n_ex].name) {
+                fprintf(stderr, "carve check: out of memory\n");
+                rc = EXIT_MODEL;
+                goto done;
+            }
+            memcpy(ex[n_ex].name, arg, (size_t)(eq - arg));
+            ex[n_ex].name[eq - arg] = 0;
+            ex[n_ex++].file = eq + 1;
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_val) {
             out = argv[++i];
         } else if (a[0] == '-' && a[1]) {
@@ -151,7 +183,28 @@ int cmd_check(int argc, char **argv)
         goto free_all;
     }
     carve_model_trim(orig); /* run once: its buffers would only add to the lowered run's */
-    rc = EXIT_OK;
+    /* the original against the expected values (the ONNX backend tests'
+     * tolerance; bfloat16 one step of its 8-bit significand) */
+    int ex_rc = EXIT_OK;
+    for (size_t k = 0; k < n_ex; k++) {
+        size_t i = 0;
+        while (i < n_out && strcmp(carve_value_name(orig, carve_graph_output(orig, g, i)), ex[k].name))
+            i++;
+        carve_tensor *want = NULL;
+        if (i == n_out) {
+            fprintf(stderr, "carve check: --expect %s: the model has no output named '%s'\n", ex[k].name, ex[k].name);
+            goto free_all;
+        }
+        if (carve_tensor_read(ctx, ex[k].file, &want) != CARVE_OK) {
+            fprintf(stderr, "carve check: --expect %s: %s\n", ex[k].name, carve_errmsg(ctx));
+            goto free_all;
+        }
+        bool bf = carve_tensor_dtype(want) == CARVE_BFLOAT16;
+        if (compare(ex[k].name, "expected", want, o1[i], bf ? 1e-2 : 1e-7, bf ? 1e-2 : 1e-3) != EXIT_OK)
+            ex_rc = EXIT_MODEL;
+        carve_tensor_free(want);
+    }
+    rc = ex_rc;
     for (size_t ti = 0; ti < (n_targets ? n_targets : 1) && rc != EXIT_USAGE; ti++) {
         if (ti && !cli_lower_targets(&cl, ctx, "check", targets[ti])) {
             rc = EXIT_MODEL;
@@ -232,6 +285,8 @@ free_all:
     carve_model_free(low);
     carve_ctx_free(ctx);
 done:
+    for (size_t k = 0; k < n_ex; k++)
+        free(ex[k].name);
     cli_lower_free(&cl);
     cli_inputs_free(&ci);
     return rc;

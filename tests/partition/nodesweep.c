@@ -1,0 +1,375 @@
+/* nodesweep.c: every ONNX backend node case of libonnx-testdata lowered for
+ * every built-in target, in-process (what `carve check --target T --expect
+ * ...` does for one case and one target, without 5,000 process launches):
+ *
+ *   nodesweep [-v] [--known FILE]... [--shard K/N] NODE_DIR
+ *
+ * For each case (every N-th from the K-th, in name order) and each target
+ * (htp, gpu, lpai, cpu, cpu_full), the model is loaded and lowered with the
+ * default CPU profile (the core set). Either
+ *   - lowering succeeds, the lowered model runs on the case's inputs (its
+ *     Delegate bodies under the target's simulator), its outputs agree with
+ *     the original's (carve check's default tolerance, atol 1e-4 rtol 1e-3)
+ *     and the original's agree with the case's expected outputs (the ONNX
+ *     backend tests' tolerance, atol 1e-7 rtol 1e-3; bfloat16 1e-2, as
+ *     `carve check --expect`), or
+ *   - lowering refuses with a message that names a node ("node '...'"); the
+ *     refusal is counted by class (the text between the op and the reason).
+ * Anything else fails. Cases the kernel tests list as known failures
+ * (tests/ops/known_failures_*.txt: the original cannot match the expected
+ * outputs) are held to lowered == original only.
+ * Closes with "N runs: P passed, R refused (by class...), F failed". */
+#define _DEFAULT_SOURCE
+#include "runtime/runtime.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static const char *const targets[] = {"htp", "gpu", "lpai", "cpu", "cpu_full", NULL};
+
+static bool verbose;
+static char **known;
+static size_t n_known;
+
+/* Refusal classes: a substring of the message and the class's name. */
+static const struct {
+    const char *needle, *cls;
+} classes[] = {
+    {"unsupported_opset", "unsupported_opset"},
+    {"the CPU profile has no kernel for it", "no_cpu_kernel"},
+    {"cannot decompose", "no_decomposition"},
+    {"type constraint", "type_constraint"},
+    {NULL, NULL},
+};
+static size_t class_count[16];
+static size_t other_refusals;
+
+static bool is_known(const char *name)
+{
+    for (size_t i = 0; i < n_known; i++)
+        if (!strcmp(known[i], name))
+            return true;
+    return false;
+}
+
+static void load_known(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        fprintf(stderr, "nodesweep: cannot read %s\n", file);
+        exit(2);
+    }
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        line[strcspn(line, " \t\n")] = 0;
+        known = realloc(known, (n_known + 1) * sizeof *known);
+        known[n_known++] = strdup(line);
+    }
+    fclose(f);
+}
+
+static bool is_float(carve_dtype t)
+{
+    return cv_dtype_is_float(t);
+}
+
+/* got against want: dtype, shape, then elements (strings exact, ints
+ * exact, floats |got - want| <= atol + rtol * |want|, NaN equal NaN). */
+static bool same(const cv_val *got, const cv_val *want, double atol, double rtol, char *why, size_t whysz)
+{
+    if (!got || !want) {
+        snprintf(why, whysz, "%s", got ? "unexpected output" : "missing output");
+        return !got && !want;
+    }
+    if (got->kind != want->kind) {
+        snprintf(why, whysz, "kind %d, expected %d", got->kind, want->kind);
+        return false;
+    }
+    if (want->kind == CV_VAL_NONE)
+        return true;
+    if (want->kind == CV_VAL_SEQUENCE) {
+        if (got->n_items != want->n_items) {
+            snprintf(why, whysz, "sequence of %u, expected %u", got->n_items, want->n_items);
+            return false;
+        }
+        for (uint32_t i = 0; i < want->n_items; i++)
+            if (!same(got->items[i], want->items[i], atol, rtol, why, whysz))
+                return false;
+        return true;
+    }
+    if (got->dtype != want->dtype || got->rank != want->rank) {
+        snprintf(why, whysz, "%s rank %d, expected %s rank %d", carve_dtype_name(got->dtype), got->rank,
+                 carve_dtype_name(want->dtype), want->rank);
+        return false;
+    }
+    for (int i = 0; i < want->rank; i++)
+        if (got->dims[i] != want->dims[i]) {
+            snprintf(why, whysz, "dim %d is %lld, expected %lld", i, (long long)got->dims[i], (long long)want->dims[i]);
+            return false;
+        }
+    if (want->dtype == CARVE_STRING) {
+        for (size_t i = 0; i < want->nelem; i++)
+            if (strcmp(((char **)got->data)[i], ((char **)want->data)[i])) {
+                snprintf(why, whysz, "element %zu differs", i);
+                return false;
+            }
+        return true;
+    }
+    if (want->dtype == CARVE_COMPLEX64 || want->dtype == CARVE_COMPLEX128) {
+        for (size_t i = 0; i < want->nelem * 2; i++) {
+            double a = want->dtype == CARVE_COMPLEX64 ? ((float *)got->data)[i] : ((double *)got->data)[i];
+            double b = want->dtype == CARVE_COMPLEX64 ? ((float *)want->data)[i] : ((double *)want->data)[i];
+            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
+                snprintf(why, whysz, "element %zu: %.9g, expected %.9g", i / 2, a, b);
+                return false;
+            }
+        }
+        return true;
+    }
+    bool fl = is_float(want->dtype);
+    for (size_t i = 0; i < want->nelem; i++) {
+        if (fl) {
+            double a = cv_val_get_f64(got, i), b = cv_val_get_f64(want, i);
+            if ((isnan(a) && isnan(b)) || (isinf(b) && a == b))
+                continue;
+            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
+                snprintf(why, whysz, "element %zu: %.9g, expected %.9g (atol %g rtol %g)", i, a, b, atol, rtol);
+                return false;
+            }
+        } else if (cv_val_get_i64(got, i) != cv_val_get_i64(want, i)) {
+            snprintf(why, whysz, "element %zu: %lld, expected %lld", i, (long long)cv_val_get_i64(got, i),
+                     (long long)cv_val_get_i64(want, i));
+            return false;
+        }
+    }
+    return true;
+}
+
+static void retype_bf16(cv_val *v, const cv_value *decl)
+{
+    if (v && v->kind == CV_VAL_TENSOR && v->dtype == CARVE_UINT16 && decl->type.kind == CARVE_TYPE_TENSOR &&
+        decl->type.dtype == CARVE_BFLOAT16)
+        v->dtype = CARVE_BFLOAT16;
+}
+
+static carve_status run(carve_model *m, const carve_target *t, cv_val **in, cv_val **out)
+{
+    cv_interp ip;
+    carve_status s = cv_interp_init(&ip, m);
+    if (s)
+        return s;
+    ip.target = t;
+    s = cv_interp_run(&ip, 0, in, out);
+    cv_interp_free(&ip);
+    return s;
+}
+
+typedef enum { R_PASS, R_REFUSED, R_FAIL } result;
+
+/* One case, one target. */
+static result sweep_one(const char *dir, const char *name, const char *tname, char *why, size_t whysz)
+{
+    char path[8400];
+    snprintf(path, sizeof path, "%s/model.onnx", dir);
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *orig = NULL, *low = NULL;
+    carve_target *t = NULL;
+    result r = R_FAIL;
+    cv_val **in = NULL, **o1 = NULL, **o2 = NULL;
+    uint32_t n_in = 0, n_out = 0;
+    if (carve_model_load_file(ctx, path, NULL, &orig) || carve_model_load_file(ctx, path, NULL, &low)) {
+        snprintf(why, whysz, "load: %s", carve_errmsg(ctx));
+        goto out;
+    }
+    if (carve_target_builtin(ctx, tname, &t)) {
+        snprintf(why, whysz, "%s", carve_errmsg(ctx));
+        goto out;
+    }
+    if (carve_lower(low, t, NULL, NULL)) {
+        const char *msg = carve_errmsg(ctx);
+        if (!strstr(msg, "node '")) {
+            snprintf(why, whysz, "refused without naming a node: %s", msg);
+            goto out;
+        }
+        size_t c = 0;
+        while (classes[c].needle && !strstr(msg, classes[c].needle))
+            c++;
+        if (classes[c].needle)
+            class_count[c]++;
+        else
+            other_refusals++;
+        snprintf(why, whysz, "%s", msg);
+        r = R_REFUSED;
+        goto out;
+    }
+    const cv_graph *g = &orig->graphs[0];
+    n_in = g->inputs.n, n_out = g->outputs.n;
+    in = calloc(n_in + 1, sizeof *in), o1 = calloc(n_out + 1, sizeof *o1), o2 = calloc(n_out + 1, sizeof *o2);
+    bool expect = !is_known(name);
+    int sets = 0;
+    for (int set = 0;; set++, sets++) {
+        char sd[8300];
+        struct stat st;
+        snprintf(sd, sizeof sd, "%s/test_data_set_%d", dir, set);
+        if (stat(sd, &st) != 0)
+            break;
+        for (uint32_t i = 0; i < n_in; i++) {
+            snprintf(path, sizeof path, "%s/input_%u.pb", sd, i);
+            if (stat(path, &st) != 0)
+                continue;
+            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&orig->values[g->inputs.v[i]].type), &in[i])) {
+                snprintf(why, whysz, "%s", carve_errmsg(ctx));
+                goto out;
+            }
+            retype_bf16(in[i], &orig->values[g->inputs.v[i]]);
+        }
+        if (run(orig, NULL, in, o1)) {
+            snprintf(why, whysz, "running the original: %s", carve_errmsg(ctx));
+            goto out;
+        }
+        if (run(low, t, in, o2)) {
+            snprintf(why, whysz, "running the lowered model: %s", carve_errmsg(ctx));
+            goto out;
+        }
+        for (uint32_t i = 0; i < n_out; i++) {
+            const char *oname = orig->values[g->outputs.v[i]].name;
+            char w[600];
+            if (!same(o2[i], o1[i], 1e-4, 1e-3, w, sizeof w)) {
+                snprintf(why, whysz, "set %d output '%s': lowered differs from the original: %s", set, oname, w);
+                goto out;
+            }
+            if (!expect)
+                continue;
+            cv_val *want = NULL;
+            snprintf(path, sizeof path, "%s/output_%u.pb", sd, i);
+            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&orig->values[g->outputs.v[i]].type), &want)) {
+                snprintf(why, whysz, "%s", carve_errmsg(ctx));
+                goto out;
+            }
+            retype_bf16(want, &orig->values[g->outputs.v[i]]);
+            /* the ONNX backend tests' tolerance; bfloat16 one step of its
+             * 8-bit significand (ONNX 1.12's data truncates to bfloat16,
+             * carve rounds to nearest even) */
+            bool bf = want->kind == CV_VAL_TENSOR && want->dtype == CARVE_BFLOAT16;
+            double atol = bf ? 1e-2 : 1e-7, rtol = bf ? 1e-2 : 1e-3;
+            bool ok = same(o1[i], want, atol, rtol, w, sizeof w);
+            cv_val_unref(want);
+            if (!ok) {
+                snprintf(why, whysz, "set %d output '%s': the original differs from the expected output: %s", set,
+                         oname, w);
+                goto out;
+            }
+        }
+        for (uint32_t i = 0; i < n_in; i++)
+            cv_val_unref(in[i]), in[i] = NULL;
+        for (uint32_t i = 0; i < n_out; i++) {
+            cv_val_unref(o1[i]), o1[i] = NULL;
+            cv_val_unref(o2[i]), o2[i] = NULL;
+        }
+    }
+    if (!sets) {
+        snprintf(why, whysz, "no test_data_set_0");
+        goto out;
+    }
+    r = R_PASS;
+out:
+    for (uint32_t i = 0; in && i < n_in; i++)
+        cv_val_unref(in[i]);
+    for (uint32_t i = 0; o1 && i < n_out; i++) {
+        cv_val_unref(o1[i]);
+        cv_val_unref(o2[i]);
+    }
+    free(in);
+    free(o1);
+    free(o2);
+    carve_target_free(t);
+    carve_model_free(orig);
+    carve_model_free(low);
+    carve_ctx_free(ctx);
+    return r;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int main(int argc, char **argv)
+{
+    const char *root = NULL;
+    int shard = 0, shards = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-v"))
+            verbose = true;
+        else if (!strcmp(argv[i], "--known") && i + 1 < argc)
+            load_known(argv[++i]);
+        else if (!strcmp(argv[i], "--shard") && i + 1 < argc && sscanf(argv[i + 1], "%d/%d", &shard, &shards) == 2 &&
+                 shards > 0 && shard >= 0 && shard < shards)
+            i++;
+        else if (argv[i][0] != '-' && !root)
+            root = argv[i];
+        else {
+            fprintf(stderr, "usage: nodesweep [-v] [--known FILE]... [--shard K/N] NODE_DIR\n");
+            return 2;
+        }
+    }
+    if (!root) {
+        fprintf(stderr, "usage: nodesweep [-v] [--known FILE]... [--shard K/N] NODE_DIR\n");
+        return 2;
+    }
+    DIR *d = opendir(root);
+    if (!d) {
+        fprintf(stderr, "nodesweep: cannot open %s\n", root);
+        return 2;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (!strncmp(e->d_name, "test_", 5)) {
+            names = realloc(names, (n + 1) * sizeof *names);
+            names[n++] = strdup(e->d_name);
+        }
+    closedir(d);
+    qsort(names, n, sizeof *names, by_name);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    size_t runs = 0, pass = 0, refused = 0, fail = 0, cases = 0;
+    for (size_t k = (size_t)shard; k < n; k += (size_t)shards) {
+        char dir[8192];
+        snprintf(dir, sizeof dir, "%s/%s", root, names[k]);
+        cases++;
+        for (int ti = 0; targets[ti]; ti++) {
+            char why[2048] = "";
+            result r = sweep_one(dir, names[k], targets[ti], why, sizeof why);
+            runs++;
+            if (r == R_PASS) {
+                pass++;
+                if (verbose)
+                    printf("ok      %s %s\n", targets[ti], names[k]);
+            } else if (r == R_REFUSED) {
+                refused++;
+                if (verbose)
+                    printf("refused %s %s: %s\n", targets[ti], names[k], why);
+            } else {
+                fail++;
+                printf("FAIL    %s %s: %s\n", targets[ti], names[k], why);
+            }
+        }
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("%zu cases x %d targets = %zu runs: %zu passed, %zu refused (", cases, 5, runs, pass, refused);
+    for (size_t c = 0; classes[c].needle; c++)
+        printf("%s%s %zu", c ? ", " : "", classes[c].cls, class_count[c]);
+    printf(", other %zu), %zu failed; %.1f s\n", other_refusals, fail,
+           (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    for (size_t i = 0; i < n_known; i++)
+        free(known[i]);
+    free(known);
+    return fail || other_refusals ? 1 : 0;
+}
