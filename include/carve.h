@@ -503,6 +503,11 @@ typedef struct carve_lower_opts {
     size_t n_skip_on;
     /* Skip the opset upgrade (carve_upgrade), which otherwise runs first. */
     bool no_upgrade;
+    /* Lower nodes whose domain is at an opset newer than carve knows (ONNX
+     * opset 21, ai.carve 1) with the newest behaviour carve knows, instead
+     * of refusing them ("unsupported_opset: node ..."). Only domains that
+     * nodes use are checked. */
+    bool allow_newer_opset;
 } carve_lower_opts;
 
 /* What lowering did: where each node of the input model went and why. */

@@ -5,9 +5,15 @@
 # expected output; a wrong expectation, an unknown output and a malformed
 # option are refused with the right exit status and message.
 #
-#   bash tests/test_check_expect.sh CARVE NODE_DATA_DIR
+#   bash tests/test_check_expect.sh CARVE NODE_DATA_DIR [opset]
+#
+# With `opset` (CTest cli.newer_opset): a model at ONNX opset 99 is refused
+# by `carve lower` (exit 1, unsupported_opset naming the node, the domain,
+# the version and the newest carve knows, no output written) and lowered
+# with --allow-newer-opset; opsets imported but used by no node are not
+# checked.
 set -uo pipefail
-CARVE=$1 NODE=$2
+CARVE=$1 NODE=$2 WHAT=${3:-expect}
 failures=0
 T=$(mktemp -d "${TMPDIR:-/tmp}/carve-expect-XXXXXX")
 trap 'rm -rf "$T"' EXIT
@@ -19,6 +25,36 @@ fail() {
   echo "FAIL: $*"; echo "--- stdout"; cat "$T/out"; echo "--- stderr"; cat "$T/err"
   failures=$((failures + 1))
 }
+
+if [ "$WHAT" = opset ]; then
+  /usr/bin/python3 - "$T" <<'PY'
+import sys
+from onnx import helper, TensorProto
+def model(v, path):
+    n = helper.make_node("Add", ["a", "b"], ["c"], name="add")
+    io = lambda s: helper.make_tensor_value_info(s, TensorProto.FLOAT, [2])
+    g = helper.make_graph([n], "g", [io("a"), io("b")], [io("c")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", v), helper.make_opsetid("ai.onnx.ml", 99),
+                                            helper.make_opsetid("com.unused", 1000)])
+    m.ir_version = 10
+    open(path, "wb").write(m.SerializeToString())
+model(99, sys.argv[1] + "/add99.onnx")
+model(21, sys.argv[1] + "/add21.onnx")
+PY
+  echo old >"$T/out99.onnx"
+  run lower "$T/add99.onnx" --target htp -o "$T/out99.onnx"
+  [ "$rc" -eq 1 ] || fail "opset 99: exit $rc, expected 1"
+  grep -q "carve lower: unsupported_opset: node 'add' (Add) is in domain ai.onnx at opset 99, newer than carve knows (the newest it knows is 21)" "$T/err" || fail "opset 99: message"
+  [ "$(cat "$T/out99.onnx")" = old ] || fail "opset 99: the old output was replaced"
+  run check "$T/add99.onnx" --target gpu
+  [ "$rc" -eq 1 ] && grep -q "unsupported_opset: node 'add'" "$T/err" || fail "check at opset 99: exit $rc"
+  run lower "$T/add99.onnx" --target htp -o "$T/out99.onnx" --allow-newer-opset
+  [ "$rc" -eq 0 ] || fail "opset 99 with --allow-newer-opset: exit $rc"
+  run lower "$T/add21.onnx" --target htp -o "$T/out21.onnx"
+  [ "$rc" -eq 0 ] || fail "opset 21 with unused ai.onnx.ml 99 and com.unused 1000: exit $rc"
+  [ "$failures" -eq 0 ] && echo "newer_opset: ok" || { echo "newer_opset: $failures failed"; exit 1; }
+  exit 0
+fi
 
 for c in test_selu test_selu_default test_elu test_elu_default test_hardsigmoid test_prelu_example; do
   D=$NODE/$c/test_data_set_0

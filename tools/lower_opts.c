@@ -167,6 +167,8 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
         cl->opts.no_recompose = true;
     } else if (!strcmp(a, "--no-upgrade")) {
         cl->opts.no_upgrade = true;
+    } else if (!strcmp(a, "--allow-newer-opset")) {
+        cl->opts.allow_newer_opset = true;
     } else if (!strcmp(a, "--fold-max-bytes")) {
         NEED("a size in bytes");
         if (!cli_parse_bytes(val, &cl->opts.fold_max_bytes)) {
@@ -352,4 +354,6 @@ const char *cli_lower_help =
     "  --no-recompose          keep decomposed LayerNormalization, Gelu and HardSwish patterns\n"
     "                          as they are (docs/recompose.md); folding recomposes them otherwise\n"
     "  --fold-max-bytes N      folding keeps an op whose result is over N bytes and over twice\n"
-    "                          its constant inputs (default 1048576; k, M, G suffixes)\n";
+    "                          its constant inputs (default 1048576; k, M, G suffixes)\n"
+    "  --allow-newer-opset     lower nodes of an opset newer than carve knows (ONNX 21) with\n"
+    "                          the newest behaviour it knows, instead of refusing them\n";

@@ -17,6 +17,36 @@ static const cv_op_def table[] = {
 #undef d_none
 
 size_t cv_op_count(void) { return sizeof table / sizeof *table; }
+
+int64_t cv_opset_newest(const char *domain)
+{
+    if (!domain || !*domain || !strcmp(domain, "ai.onnx"))
+        return CV_ONNX_OPSET_NEWEST;
+    int64_t newest = 0;
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (!strcmp(table[i].domain, domain) && table[i].since > newest)
+            newest = table[i].since;
+    return newest;
+}
+
+carve_status cv_check_opsets(carve_model *m)
+{
+    for (carve_node_id id = 0; id < m->n_nodes; id++) {
+        const cv_node *n = &m->nodes[id];
+        if (n->dead)
+            continue;
+        int64_t newest = cv_opset_newest(n->domain);
+        int64_t have = carve_model_opset(m, n->domain);
+        if (newest && have > newest)
+            return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
+                            "unsupported_opset: node '%s' (%s) is in domain %s at opset %lld, newer than carve knows "
+                            "(the newest it knows is %lld); allow_newer_opset (--allow-newer-opset) lowers it "
+                            "with opset %lld's behaviour",
+                            n->name, n->op, *n->domain ? n->domain : "ai.onnx", (long long)have, (long long)newest,
+                            (long long)newest);
+    }
+    return CARVE_OK;
+}
 const cv_op_def *cv_op_at(size_t i) { return &table[i]; }
 
 /* Rows by name, then a hash of (name, domain) -> the first of its rows:

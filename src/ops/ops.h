@@ -217,6 +217,19 @@ const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n);
  * given? When not, why says how, naming the node. Kernels may assume it. */
 bool cv_node_fits(const carve_model *m, carve_node_id n, const cv_op_def *def, char *why, size_t whysz);
 size_t cv_op_count(void);
+/* The newest opset of the ONNX domain carve knows: ONNX 1.16's op set 21,
+ * the newest with rows in the table (GroupNormalization-21, blocked and
+ * 4-bit QuantizeLinear/DequantizeLinear-21); opset 22 and later change ops
+ * carve has not followed. */
+#define CV_ONNX_OPSET_NEWEST 21
+/* The newest opset of `domain` carve knows: CV_ONNX_OPSET_NEWEST for
+ * "" / "ai.onnx", the newest row's for a domain with rows (ai.carve 1),
+ * 0 for a domain carve has no ops of (not checked). */
+int64_t cv_opset_newest(const char *domain);
+/* Refuses (CARVE_ERR_UNSUPPORTED, "unsupported_opset: node ...") the first
+ * live node whose domain is at an opset newer than carve knows; domains no
+ * node uses are not checked. */
+carve_status cv_check_opsets(carve_model *m);
 const cv_op_def *cv_op_at(size_t i);
 
 /* Declarations of every kernel, inference and decomposition function. */

@@ -666,6 +666,8 @@ static carve_status lower_once(carve_model *m, const carve_target *const *ts, co
             }
         }
     }
+    if (!(opts && opts->allow_newer_opset) && (st = cv_check_opsets(m)))
+        goto out;
     if (!grow_ln(&lw)) {
         st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
         goto out;
