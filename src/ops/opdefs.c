@@ -18,6 +18,43 @@ static const cv_op_def table[] = {
 
 size_t cv_op_count(void) { return sizeof table / sizeof *table; }
 
+/* ONNX's type constraints (typecons.def, generated from onnx's schemas by
+ * scripts/gen_type_constraints.py), sorted by op then version. */
+typedef struct tc_row {
+    const char *op;
+    int since;
+    uint8_t variadic_last, n;
+    uint32_t mask[16];
+} tc_row;
+static const tc_row tc_rows[] = {
+#define TC(op, since, var, n, ...) {#op, since, var, n, __VA_ARGS__},
+#include "typecons.def"
+#undef TC
+};
+
+uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, uint32_t input)
+{
+    if ((domain && *domain && strcmp(domain, "ai.onnx")) || opset > CV_TYPECONS_OPSET)
+        return 0; /* newer than the schemas the table was made from: not checked */
+    const tc_row *best = NULL;
+    size_t lo = 0, hi = sizeof tc_rows / sizeof *tc_rows;
+    while (lo < hi) { /* the first row of op */
+        size_t mid = (lo + hi) / 2;
+        if (strcmp(tc_rows[mid].op, op) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < sizeof tc_rows / sizeof *tc_rows && !strcmp(tc_rows[i].op, op); i++)
+        if (tc_rows[i].since <= opset)
+            best = &tc_rows[i];
+    if (!best || !best->n)
+        return 0;
+    if (input >= best->n)
+        return best->variadic_last ? best->mask[best->n - 1] : 0;
+    return best->mask[input];
+}
+
 int64_t cv_opset_newest(const char *domain)
 {
     if (!domain || !*domain || !strcmp(domain, "ai.onnx"))

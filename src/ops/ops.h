@@ -217,6 +217,11 @@ const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n);
  * given? When not, why says how, naming the node. Kernels may assume it. */
 bool cv_node_fits(const carve_model *m, carve_node_id n, const cv_op_def *def, char *why, size_t whysz);
 size_t cv_op_count(void);
+/* ONNX's type constraint on input `input` of op (domain "" or "ai.onnx")
+ * at `opset`: a mask with bit d set when carve_dtype d is allowed, 0 when
+ * not checked (another domain, an opset newer than the schemas of
+ * typecons.def, a sequence or optional input). */
+uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, uint32_t input);
 /* The newest opset of the ONNX domain carve knows: ONNX 1.16's op set 21,
  * the newest with rows in the table (GroupNormalization-21, blocked and
  * 4-bit QuantizeLinear/DequantizeLinear-21); opset 22 and later change ops

@@ -1,7 +1,11 @@
 /* report.c: the lowering report (JSON, docs/report.md) and its human
  * summary. One entry per node of the input model: where it went, why, and
  * what it was decomposed into. */
+#define _POSIX_C_SOURCE 200809L
 #include "partition.h"
+
+#include <locale.h>
+#include <pthread.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,10 +95,20 @@ static void jkv_str(jw *w, const char *k, const char *v)
     jkey(w, k);
     jstr(w, v);
 }
+/* Numbers in the "C" locale whatever the host program set (a decimal comma
+ * would break the JSON): uselocale() changes the calling thread only. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
+
 static void jkv_num(jw *w, const char *k, double v)
 {
     jkey(w, k);
+    pthread_once(&c_locale_once, make_c_locale);
+    locale_t old = c_locale ? uselocale(c_locale) : (locale_t)0;
     cv_buf_printf(&w->b, "%.6g", v);
+    if (old)
+        uselocale(old);
 }
 
 /* Partitions are numbered model-wide in the report: index_of[delegate]. */

@@ -8,6 +8,7 @@
 #include "../io/files.h"
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,7 +507,12 @@ carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const
     if (!scan_raw(&p, json, len))
         return p.st;
     const char *end = NULL;
+    /* cJSON's parser writes a process-wide error position: one parse at a
+     * time, so contexts on several threads can load profiles */
+    static pthread_mutex_t json_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&json_lock);
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    pthread_mutex_unlock(&json_lock);
     if (!root) {
         size_t off = end ? (size_t)(end - json) : 0, line, col;
         line_col(json, off, &line, &col);

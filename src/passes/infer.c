@@ -140,6 +140,27 @@ static carve_status infer_node(ipass *p, carve_node_id id)
     char why[512];
     if (!cv_node_fits(m, id, def, why, sizeof why)) /* kernels and inference functions assume it */
         return cv_error(m->ctx, CARVE_ERR_INVALID, "%s", why);
+    /* ONNX's type constraints: what the kernel would refuse at run time */
+    int64_t opset = carve_model_opset(m, n->domain);
+    for (uint32_t i = 0; i < n->n_in; i++) {
+        carve_value_id v = n->in[i];
+        if (v == CARVE_NONE || m->values[v].type.kind != CARVE_TYPE_TENSOR || !m->values[v].type.dtype)
+            continue;
+        carve_dtype dt = m->values[v].type.dtype;
+        uint32_t mask = cv_type_constraint(n->domain, n->op, opset, i);
+        if (!mask || (mask >> dt & 1u))
+            continue;
+        char allowed[256] = "";
+        size_t k = 0;
+        for (int d = 1; d < 32 && k < sizeof allowed; d++)
+            if (mask >> d & 1u)
+                k += (size_t)snprintf(allowed + k, sizeof allowed - k, "%s%s", k ? ", " : "",
+                                      carve_dtype_name((carve_dtype)d));
+        return cv_error(m->ctx, CARVE_ERR_INVALID,
+                        "node '%s' (%s): input %u '%s' is %s, which %s at opset %lld does not take (type constraint: "
+                        "%s)",
+                        n->name, n->op, i, m->values[v].name, carve_dtype_name(dt), n->op, (long long)opset, allowed);
+    }
     try_compute(p, id, def);
     bool computed = n->n_out > 0;
     for (uint32_t j = 0; j < n->n_out; j++)

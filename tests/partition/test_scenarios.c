@@ -456,10 +456,49 @@ static void composite_on_wrong_type(void)
     carve_target_builtin(ctx, "gpu", &t);
     carve_lower_opts no = {.no_fold = true};
     OT_CHECK(carve_lower(m, t, &no, NULL) != CARVE_OK &&
-                 strstr(carve_errmsg(ctx), "node 'selu' (Selu): its decomposition needs a number of the input's type, string"),
+                 strstr(carve_errmsg(ctx), "node 'selu' (Selu): input 0 's' is string, which Selu at opset 6 does not "
+                                           "take (type constraint: float32, float16, float64, bfloat16)"),
              "Selu on strings: lowering refuses it: %s", carve_errmsg(ctx));
     carve_target_free(t);
     carve_model_free(m);
+}
+
+/* Type errors `run` would hit are found by lowering's inference (ONNX's
+ * type constraints, src/ops/typecons.def): Add on strings, Relu on int8 at
+ * opset 13 (int8 from opset 14), naming node, op, input and dtype; the same
+ * ops on allowed types lower. */
+static void type_constraints_refused_by_lower(void)
+{
+    static const struct {
+        int opset;
+        const char *op;
+        carve_dtype dt;
+        const char *msg;
+    } cases[] = {
+        {14, "Add", CARVE_STRING, "node 'n' (Add): input 0 'a' is string, which Add at opset 14 does not take"},
+        {13, "Relu", CARVE_INT8, "node 'n' (Relu): input 0 'a' is int8, which Relu at opset 13 does not take"},
+        {14, "Relu", CARVE_INT8, NULL},
+        {14, "Add", CARVE_INT32, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        carve_model *m = lt_model(ctx, cases[i].opset);
+        carve_value_id in[2];
+        in[0] = carve_graph_add_input(m, 0, "a", cases[i].dt, 1, (carve_dim[]){{4, NULL}});
+        in[1] = carve_graph_add_input(m, 0, "b", cases[i].dt, 1, (carve_dim[]){{4, NULL}});
+        bool bin = !strcmp(cases[i].op, "Add");
+        carve_graph_add_output(m, 0, lt_op(m, cases[i].op, "n", bin ? 2 : 1, in, "y"));
+        carve_target *t = NULL;
+        carve_target_builtin(ctx, "htp", &t);
+        carve_status s = carve_lower(m, t, NULL, NULL);
+        if (cases[i].msg)
+            OT_CHECK(s == CARVE_ERR_INVALID && strstr(carve_errmsg(ctx), cases[i].msg), "%s on %s: %s", cases[i].op,
+                     carve_dtype_name(cases[i].dt), carve_errmsg(ctx));
+        else
+            OT_CHECK(s == CARVE_OK, "%s on %s lowers: %s", cases[i].op, carve_dtype_name(cases[i].dt),
+                     carve_errmsg(ctx));
+        carve_target_free(t);
+        carve_model_free(m);
+    }
 }
 
 int main(void)
@@ -478,6 +517,7 @@ int main(void)
     bad_profiles();
     malformed_nodes();
     composite_on_wrong_type();
+    type_constraints_refused_by_lower();
     carve_ctx_free(ctx);
     return ot_finish();
 }
