@@ -727,6 +727,15 @@ static carve_status lower_once(carve_model *m, const carve_target *const *ts, co
     }
     if (lw.n_parts && (st = carve_model_set_opset(m, "ai.carve", 1)))
         goto out;
+    /* before IR 4 every initializer had to be a graph input too: folding and
+     * decompositions add initializers that are not, so the model moves to
+     * IR 4, which differs from 3 in nothing else */
+    if (m->ir_version < 4)
+        for (carve_value_id v = 0; v < m->n_values; v++)
+            if (m->values[v].init && !m->values[v].is_input) {
+                m->ir_version = 4;
+                break;
+            }
     if ((st = carve_model_verify(m))) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", carve_errmsg(m->ctx));

@@ -2,7 +2,7 @@
  * every built-in target, in-process (what `carve check --target T --expect
  * ...` does for one case and one target, without 5,000 process launches):
  *
- *   nodesweep [-v] [--known FILE]... [--shard K/N] NODE_DIR
+ *   nodesweep [-v] [--known FILE]... [--shard K/N] [--save DIR] NODE_DIR
  *
  * For each case (every N-th from the K-th, in name order) and each target
  * (htp, gpu, lpai, cpu, cpu_full), the model is loaded and lowered with the
@@ -18,6 +18,8 @@
  * Anything else fails. Cases the kernel tests list as known failures
  * (tests/ops/known_failures_*.txt: the original cannot match the expected
  * outputs) are held to lowered == original only.
+ * --save DIR writes each lowered model (tests/check_lowered_onnx.py then
+ * holds them to onnx.checker with full shape inference).
  * Closes with "N runs: P passed, R refused (by class...), F failed". */
 #define _DEFAULT_SOURCE
 #include "runtime/runtime.h"
@@ -32,6 +34,7 @@
 static const char *const targets[] = {"htp", "gpu", "lpai", "cpu", "cpu_full", NULL};
 
 static bool verbose;
+static const char *save_dir; /* --save DIR: each lowered model as DIR/<case>.<target>.onnx */
 static char **known;
 static size_t n_known;
 
@@ -208,6 +211,21 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
         r = R_REFUSED;
         goto out;
     }
+    if (save_dir) {
+        /* to memory, then a plain write: thousands of files need no fsync */
+        void *bytes = NULL;
+        size_t size = 0;
+        snprintf(path, sizeof path, "%s/%s.%s.onnx", save_dir, name, tname);
+        FILE *f = NULL;
+        bool saved = !carve_model_save_memory(low, &bytes, &size) && (f = fopen(path, "wb")) &&
+                     fwrite(bytes, 1, size, f) == size;
+        saved = (f ? fclose(f) == 0 : false) && saved;
+        carve_free(bytes);
+        if (!saved) {
+            snprintf(why, whysz, "save %.200s: %s", path, carve_errmsg(ctx));
+            goto out;
+        }
+    }
     const cv_graph *g = &orig->graphs[0];
     n_in = g->inputs.n, n_out = g->outputs.n;
     in = calloc(n_in + 1, sizeof *in), o1 = calloc(n_out + 1, sizeof *o1), o2 = calloc(n_out + 1, sizeof *o2);
@@ -304,6 +322,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-v"))
             verbose = true;
+        else if (!strcmp(argv[i], "--save") && i + 1 < argc)
+            save_dir = argv[++i];
         else if (!strcmp(argv[i], "--known") && i + 1 < argc)
             load_known(argv[++i]);
         else if (!strcmp(argv[i], "--shard") && i + 1 < argc && sscanf(argv[i + 1], "%d/%d", &shard, &shards) == 2 &&
@@ -312,12 +332,12 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-' && !root)
             root = argv[i];
         else {
-            fprintf(stderr, "usage: nodesweep [-v] [--known FILE]... [--shard K/N] NODE_DIR\n");
+            fprintf(stderr, "usage: nodesweep [-v] [--known FILE]... [--shard K/N] [--save DIR] NODE_DIR\n");
             return 2;
         }
     }
     if (!root) {
-        fprintf(stderr, "usage: nodesweep [-v] [--known FILE]... [--shard K/N] NODE_DIR\n");
+        fprintf(stderr, "usage: nodesweep [-v] [--known FILE]... [--shard K/N] [--save DIR] NODE_DIR\n");
         return 2;
     }
     DIR *d = opendir(root);
