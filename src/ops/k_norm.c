@@ -268,16 +268,75 @@ carve_status i_batchnorm(cv_ictx *c)
     return s;
 }
 
-/* Inference only: Y = (X - mean) * a + B with a = scale / sqrt(var + eps),
+/* training_mode=1 (opset 14+), the spec's formulas: the batch mean and
+ * (population) variance over every axis but 1, Y = (X - mean) /
+ * sqrt(var + eps) * scale + B, and the running statistics
+ * input * momentum + batch * (1 - momentum). X, scale, B, mean and var of
+ * one dtype, float32 or float64. */
+static carve_status d_batchnorm_training(cv_rw *rw)
+{
+    carve_model *m = rw->m;
+    carve_value_id in[5], out[3] = {CARVE_NONE, CARVE_NONE, CARVE_NONE};
+    memcpy(in, m->nodes[rw->node].in, sizeof in);
+    for (uint32_t i = 0; i < m->nodes[rw->node].n_out && i < 3; i++)
+        out[i] = m->nodes[rw->node].out[i];
+    const cv_type *xt = &m->values[in[0]].type;
+    carve_dtype T = xt->dtype;
+    int rank = xt->kind == CARVE_TYPE_TENSOR ? xt->rank : -1;
+    if (T != CARVE_FLOAT && T != CARVE_DOUBLE)
+        return rd_unsupported(rw, "training_mode=1 on input 0 'X' of type %s (float32 and float64 only)",
+                              carve_dtype_name(T));
+    if (rank < 2)
+        return rd_unsupported(rw, "training_mode=1 needs input 0 'X' of known rank 2 or more");
+    for (int i = 1; i < 5; i++)
+        if (m->values[in[i]].type.dtype != T)
+            return rd_unsupported(rw, "training_mode=1 with input %d of type %s, X of %s", i,
+                                  carve_dtype_name(m->values[in[i]].type.dtype), carve_dtype_name(T));
+    int64_t axes[CARVE_MAX_RANK], inner[CARVE_MAX_RANK];
+    axes[0] = 0;
+    for (int i = 2; i < rank; i++)
+        axes[i - 1] = i, inner[i - 2] = i - 1;
+    double eps = cv_attr_f(m, rw->node, "epsilon", 1e-5f), mom = cv_attr_f(m, rw->node, "momentum", 0.9f);
+    carve_value_id mean = rd_reduce(rw, "ReduceMean", in[0], (size_t)rank - 1, axes, CARVE_NONE);
+    carve_value_id d = rd_binary(rw, "Sub", in[0], mean, CARVE_NONE);
+    carve_value_id var = rd_reduce(rw, "ReduceMean", rd_binary(rw, "Mul", d, d, CARVE_NONE), (size_t)rank - 1, axes,
+                                   CARVE_NONE);
+    carve_value_id sd = rd_unary(rw, "Sqrt", rd_binary(rw, "Add", var, cv_rw_scalar_f(rw, "epsilon", T, eps), CARVE_NONE),
+                                 CARVE_NONE);
+    carve_value_id scale = in[1], bias = in[2];
+    if (rank > 2) {
+        scale = rd_unsqueeze(rw, scale, (size_t)rank - 2, inner);
+        bias = rd_unsqueeze(rw, bias, (size_t)rank - 2, inner);
+    }
+    carve_value_id y = rd_binary(rw, "Add", rd_binary(rw, "Mul", rd_binary(rw, "Div", d, sd, CARVE_NONE), scale, CARVE_NONE),
+                                 bias, out[0]);
+    if (y == CARVE_NONE)
+        return rd_failed(rw);
+    const int64_t flat[1] = {-1};
+    carve_value_id keep = cv_rw_scalar_f(rw, "momentum", T, mom), take = cv_rw_scalar_f(rw, "one_minus_momentum", T, 1 - mom);
+    for (int k = 1; k < 3; k++) {
+        if (out[k] == CARVE_NONE)
+            continue;
+        carve_value_id batch = rd_reshape(rw, k == 1 ? mean : var, cv_rw_ints(rw, "flat", 1, flat), CARVE_NONE);
+        carve_value_id r = rd_binary(rw, "Add", rd_binary(rw, "Mul", in[k == 1 ? 3 : 4], keep, CARVE_NONE),
+                                     rd_binary(rw, "Mul", batch, take, CARVE_NONE), out[k]);
+        if (r == CARVE_NONE)
+            return rd_failed(rw);
+    }
+    return CARVE_OK;
+}
+
+/* Inference: Y = (X - mean) * a + B with a = scale / sqrt(var + eps),
  * the per-channel parts (a and the shift) computed on C-sized tensors in
- * float32 at least, then unsqueezed to (C, 1, ..., 1). */
+ * float32 at least, then unsqueezed to (C, 1, ..., 1). Training mode:
+ * d_batchnorm_training. */
 carve_status d_batchnorm(cv_rw *rw)
 {
     carve_model *m = rw->m;
     const cv_node *nd = &m->nodes[rw->node];
     int64_t opset = carve_model_opset(m, "");
     if (opset >= 14 && cv_attr_i(m, rw->node, "training_mode", 0))
-        return rd_unsupported(rw, "training_mode=1 (batch statistics) has no decomposition");
+        return d_batchnorm_training(rw);
     for (uint32_t i = 1; opset < 14 && i < nd->n_out; i++)
         if (nd->out[i] != CARVE_NONE)
             return rd_unsupported(rw, "the training outputs (output %u) have no decomposition", i);
