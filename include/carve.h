@@ -33,7 +33,20 @@ typedef enum carve_status {
 } carve_status;
 
 /* A context owns the last error message and the allocator settings. One
- * context per thread. */
+ * context per thread.
+ *
+ * Threads: libcarve may be used from several threads at once when each
+ * thread has its own context and its own models, targets, reports and
+ * tensors (tests/test_threads.c runs 8 threads loading, lowering, reporting,
+ * saving and running different models under ThreadSanitizer). A context and
+ * everything made on it belong to one thread at a time; nothing is shared
+ * between contexts but read-only tables (the op table, the built-in target
+ * profiles) and these process-wide settings, which must not change while
+ * another thread uses carve: carve_set_allocator() (one hook for the whole
+ * process) and carve_set_threads(). Error texts use strerror(), per thread
+ * on glibc 2.32 and later. Numbers in reports are written in the "C" locale
+ * whatever the thread's locale; Cast from strings parses with the thread's
+ * LC_NUMERIC (strtod). */
 typedef struct carve_ctx carve_ctx;
 
 carve_ctx *carve_ctx_new(void);

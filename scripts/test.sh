@@ -9,6 +9,7 @@
 # 3. build/                    optimized build, warnings as errors, every test
 #                              (heavy real models included)
 # 4. build-asan/               AddressSanitizer + UndefinedBehaviorSanitizer
+#    build-tsan/               ThreadSanitizer: the library and tests/test_threads.c
 #                              build, every test but the heavy ones
 # 5. build-fuzz/               the libFuzzer targets, each for CARVE_FUZZ_SECONDS (60)
 #
@@ -68,6 +69,19 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCARVE_WERROR=ON -DC
 cmake --build build-asan -j"$JOBS"
 run_ctest build-asan
 step_done "sanitizer build and tests"
+
+step "ThreadSanitizer build in build-tsan/ (-DCARVE_TSAN=ON): the library and test_threads only"
+# TSan cannot share a build with ASan. Only what the thread test needs is
+# built (the library and tests/test_threads.c); OpenBLAS runs one thread.
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCARVE_WERROR=ON -DCARVE_TSAN=ON \
+  -DCARVE_FUZZ=OFF -DCARVE_REAL_MODELS=OFF -DCARVE_HEAVY_TESTS=OFF
+cmake --build build-tsan -j"$JOBS" --target test_threads
+(cd build-tsan && OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 ctest -R '^threads\.' --output-on-failure) 2>&1 |
+  tee "$LOGS/build-tsan.ctest.log"
+grep -q '^100% tests passed, 0 tests failed out of 1$' "$LOGS/build-tsan.ctest.log" ||
+  { echo "test.sh: the ThreadSanitizer test did not pass" >&2; exit 1; }
+passed=$((passed + 1))
+step_done "ThreadSanitizer build and test"
 
 step "fuzzing for $FUZZ_SECONDS s (scripts/fuzz.sh)"
 scripts/fuzz.sh "$FUZZ_SECONDS"
