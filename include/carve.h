@@ -44,9 +44,9 @@ typedef enum carve_status {
  * profiles) and these process-wide settings, which must not change while
  * another thread uses carve: carve_set_allocator() (one hook for the whole
  * process) and carve_set_threads(). Error texts use strerror(), per thread
- * on glibc 2.32 and later. Numbers in reports are written in the "C" locale
- * whatever the thread's locale; Cast from strings parses with the thread's
- * LC_NUMERIC (strtod). */
+ * on glibc 2.32 and later. Reports and runs (Cast to and from strings)
+ * format and parse numbers in the "C" locale whatever the host program set
+ * (uselocale(), per thread, for the call's duration). */
 typedef struct carve_ctx carve_ctx;
 
 carve_ctx *carve_ctx_new(void);

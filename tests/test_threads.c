@@ -7,9 +7,16 @@
  * Run under ThreadSanitizer (CARVE_TSAN=ON) this is the thread-safety test
  * of the load, fold, infer, partition, lower, report, save and run paths.
  *
- *   test_threads NODE_DATA_DIR */
+ *   test_threads [--locale NAME] NODE_DATA_DIR
+ *
+ * With --locale (CTest threads.comma_locale, tests/test_comma_locale.sh),
+ * the program first sets a locale whose decimal point is a comma, then runs
+ * the same and also checks that report numbers and Cast from strings keep
+ * the "." of the C locale. */
 #include "carve.h"
 
+#include <locale.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +33,27 @@ static const char *const cases[N_THREADS] = {
 static const char *const targets[] = {"htp", "gpu", "lpai", "cpu", "cpu_full"};
 
 static const char *root;
+static bool check_locale; /* --locale: a comma locale is set */
+
+/* After `"total":` in the report, a number with a '.' (never "0,12"). */
+static bool report_number_ok(const char *json, char *why, size_t whysz)
+{
+    const char *p = strstr(json, "\"total\":");
+    if (!p) {
+        snprintf(why, whysz, "no \"total\" in the report");
+        return false;
+    }
+    p += 8;
+    while (*p == ' ')
+        p++;
+    while ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == '-' || *p == '+')
+        p++;
+    if (*p == ',' && p[1] >= '0' && p[1] <= '9') {
+        snprintf(why, whysz, "report number with a decimal comma: %.40s", p - 6);
+        return false;
+    }
+    return true;
+}
 
 typedef struct {
     int idx;
@@ -55,6 +83,8 @@ static int one_pass(job *j, const char *t, carve_tensor **out, size_t *n_out, ch
         snprintf(why, whysz, "%s on %s: no report", cases[j->idx], t);
         goto out;
     }
+    if (check_locale && !report_number_ok(carve_report_json(rep), why, whysz))
+        goto out;
     void *bytes = NULL;
     size_t size = 0;
     if (carve_model_save_memory(m, &bytes, &size)) {
@@ -119,10 +149,67 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Cast from strings in the current (comma) locale: "1.5" is 1.5, not 1
+ * (strtod of a comma locale stops at the '.'); and float -> string -> float
+ * gives the value back. */
+static int cast_strings_ok(void)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = carve_model_new(ctx);
+    carve_model_set_opset(m, "", 13);
+    carve_value_id x = carve_graph_add_input(m, 0, "x", CARVE_FLOAT, 1, (const carve_dim[]){{2, NULL}});
+    const char *oc[1] = {"c"}, *o1[1] = {"parsed"}, *o2[1] = {"s"}, *o3[1] = {"back"};
+    carve_node_id k = carve_graph_add_node(m, 0, "Constant", "", "k", 0, NULL, 1, oc);
+    const char *lits[2] = {"1.5", "-0.25"};
+    carve_node_set_attr_strings(m, k, "value_strings", 2, lits);
+    carve_value_id cv = carve_node_output(m, k, 0);
+    carve_node_id c0 = carve_graph_add_node(m, 0, "Cast", "", "parse", 1, &cv, 1, o1);
+    carve_node_set_attr_int(m, c0, "to", CARVE_FLOAT);
+    carve_node_id c1 = carve_graph_add_node(m, 0, "Cast", "", "print", 1, &x, 1, o2);
+    carve_node_set_attr_int(m, c1, "to", CARVE_STRING);
+    carve_value_id sv = carve_node_output(m, c1, 0);
+    carve_node_id c2 = carve_graph_add_node(m, 0, "Cast", "", "reparse", 1, &sv, 1, o3);
+    carve_node_set_attr_int(m, c2, "to", CARVE_FLOAT);
+    carve_graph_add_output(m, 0, carve_node_output(m, c0, 0));
+    carve_graph_add_output(m, 0, carve_node_output(m, c2, 0));
+    carve_tensor *in = carve_tensor_new(CARVE_FLOAT, 1, (const int64_t[]){2}), *out[2] = {0};
+    carve_tensor_set(in, 0, 1.5);
+    carve_tensor_set(in, 1, -0.25);
+    int bad = 0;
+    if (carve_model_run(m, &in, out)) {
+        printf("FAIL Cast in a comma locale: %s\n", carve_errmsg(ctx));
+        bad = 1;
+    } else {
+        for (int i = 0; i < 2; i++)
+            if (carve_tensor_get(out[i], 0) != 1.5 || carve_tensor_get(out[i], 1) != -0.25) {
+                printf("FAIL Cast in a comma locale: output %d is %g, %g, expected 1.5, -0.25\n", i,
+                       carve_tensor_get(out[i], 0), carve_tensor_get(out[i], 1));
+                bad = 1;
+            }
+    }
+    carve_tensor_free(in);
+    carve_tensor_free(out[0]);
+    carve_tensor_free(out[1]);
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[1], "--locale")) {
+        const char *l = setlocale(LC_ALL, argv[2]);
+        if (!l || strcmp(localeconv()->decimal_point, ",")) {
+            printf("FAIL locale %s: %s\n", argv[2], l ? "its decimal point is not a comma" : "cannot be set");
+            return 1;
+        }
+        check_locale = true;
+        argv += 2, argc -= 2;
+        if (cast_strings_ok())
+            return 1;
+    }
     if (argc != 2) {
-        fprintf(stderr, "usage: test_threads NODE_DATA_DIR\n");
+        fprintf(stderr, "usage: test_threads [--locale NAME] NODE_DATA_DIR\n");
         return 2;
     }
     root = argv[1];

@@ -4,9 +4,19 @@
  * run (If/Loop/Scan bodies) reads captured outer values from the same env.
  * Each graph has a schedule saying which of its values die after which node,
  * so peak memory follows the graph's live set, not its size. */
+#define _POSIX_C_SOURCE 200809L
 #include "runtime.h"
 
+#include <locale.h>
+#include <pthread.h>
 #include <string.h>
+
+/* Kernels that parse or print numbers (Cast to and from strings) use the C
+ * library: the outermost run switches the calling thread (uselocale() is
+ * per thread) to the "C" locale, whatever the host program set. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
 
 /* The model's pool, freed with the model (carve_model_free). */
 static void free_run_pool(void *p)
@@ -273,8 +283,13 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
      * nested in it (bodies, Delegates, another interpreter's run) share
      * whichever is current. */
     bool own_pool = !cv_pool_current();
-    if (own_pool)
+    locale_t old_locale = (locale_t)0;
+    if (own_pool) {
         cv_pool_resume(ip->pool);
+        pthread_once(&c_locale_once, make_c_locale);
+        if (c_locale)
+            old_locale = uselocale(c_locale);
+    }
     cv_interp *outer = tl_current;
     tl_current = ip;
     ip->depth++;
@@ -329,6 +344,8 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
     release_graph(ip, g);
     if (own_pool)
         cv_pool_suspend(ip->pool);
+    if (old_locale)
+        uselocale(old_locale);
     ip->depth--;
     tl_current = outer;
     return st;
