@@ -46,7 +46,9 @@ typedef enum carve_status {
  * process) and carve_set_threads(). Error texts use strerror(), per thread
  * on glibc 2.32 and later. Reports and runs (Cast to and from strings)
  * format and parse numbers in the "C" locale whatever the host program set
- * (uselocale(), per thread, for the call's duration). */
+ * (uselocale(), per thread, for the call's duration). OpenBLAS (MatMul,
+ * Gemm, Conv, the RNNs) takes concurrent calls; its own thread count
+ * follows OPENBLAS_NUM_THREADS (the thread tests run with 1). */
 typedef struct carve_ctx carve_ctx;
 
 carve_ctx *carve_ctx_new(void);
