@@ -70,6 +70,13 @@ for c in test_selu test_selu_default test_elu test_elu_default test_hardsigmoid 
   [ "$(grep -c '^ok   ' "$T/out")" -eq 5 ] || fail "$c: expected 5 ok lines (expected + 4 targets)"
 done
 
+# bfloat16 expected values stored as uint16 (ONNX 1.12's data) are read as bfloat16
+c=test_cast_FLOAT_to_BFLOAT16
+run check "$NODE/$c/model.onnx" --target cpu --input "input=$NODE/$c/test_data_set_0/input_0.pb" \
+  --expect "output=$NODE/$c/test_data_set_0/output_0.pb"
+[ "$rc" -eq 0 ] || fail "$c: exit $rc, expected 0"
+grep -q "^ok   expected output: bfloat16" "$T/out" || fail "$c: no 'ok   expected output: bfloat16' line"
+
 D=$NODE/test_selu/test_data_set_0
 # the input as the expected output: beyond tolerance, exit 1, said
 run check "$NODE/test_selu/model.onnx" --target lpai --input "x=$D/input_0.pb" --expect "y=$D/input_0.pb"
