@@ -83,6 +83,11 @@ run check "$NODE/test_selu/model.onnx" --target lpai --input "x=$D/input_0.pb" -
 [ "$rc" -eq 1 ] || fail "wrong expectation: exit $rc, expected 1"
 grep -q "^FAIL expected y: float32, 60 elements" "$T/out" || fail "wrong expectation: no FAIL line"
 grep -q "60 elements beyond atol 1e-07 rtol 0.001" "$T/out" || fail "wrong expectation: tolerance not said"
+# expected values of another shape and dtype
+run check "$NODE/test_selu/model.onnx" --target lpai --input "x=$D/input_0.pb" \
+  --expect "y=$NODE/test_cast_FLOAT_to_BFLOAT16/test_data_set_0/output_0.pb"
+[ "$rc" -eq 1 ] || fail "other shape: exit $rc, expected 1"
+grep -q "^FAIL expected y: the original gives another dtype or shape than expected" "$T/out" || fail "other shape: message"
 # an output the model does not have
 run check "$NODE/test_selu/model.onnx" --target lpai --input "x=$D/input_0.pb" --expect "z=$D/output_0.pb"
 [ "$rc" -eq 1 ] || fail "unknown output: exit $rc, expected 1"

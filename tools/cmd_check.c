@@ -50,7 +50,9 @@ static int compare(const char *name, const char *target, carve_tensor *a, carve_
     for (int d = 0; same_shape && d < carve_tensor_rank(a); d++)
         same_shape = carve_tensor_dims(a)[d] == carve_tensor_dims(b)[d];
     if (!same_shape) {
-        printf("FAIL %s %s: the lowered model gives another dtype or shape\n", target, name);
+        printf("FAIL %s %s: %s\n", target, name,
+               strcmp(target, "expected") ? "the lowered model gives another dtype or shape"
+                                          : "the original gives another dtype or shape than expected");
         return EXIT_MODEL;
     }
     double max_abs = 0, max_rel = 0;
