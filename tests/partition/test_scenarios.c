@@ -463,6 +463,44 @@ static void composite_on_wrong_type(void)
     carve_model_free(m);
 }
 
+/* A node whose domain is at an opset newer than carve knows is refused
+ * (unsupported_opset, naming node, domain, version and the newest known)
+ * unless allow_newer_opset; domains no node uses are not checked. */
+static void newer_opset_refused(void)
+{
+    for (int allow = 0; allow < 2; allow++) {
+        carve_model *m = lt_model(ctx, 30);
+        carve_model_set_opset(m, "com.unused", 1000);
+        carve_model_set_opset(m, "ai.carve", 7); /* no Delegate node: not checked */
+        carve_value_id x = carve_graph_add_input(m, 0, "x", CARVE_FLOAT, 1, (carve_dim[]){{4, NULL}});
+        carve_graph_add_output(m, 0, lt_op(m, "Relu", "relu", 1, &x, "y"));
+        carve_target *t = NULL;
+        carve_target_builtin(ctx, "gpu", &t);
+        carve_lower_opts o = {.allow_newer_opset = allow != 0};
+        carve_status s = carve_lower(m, t, &o, NULL);
+        if (allow)
+            OT_CHECK(s == CARVE_OK, "opset 30 with allow_newer_opset lowers: %s", carve_errmsg(ctx));
+        else
+            OT_CHECK(s == CARVE_ERR_UNSUPPORTED &&
+                         strstr(carve_errmsg(ctx), "unsupported_opset: node 'relu' (Relu) is in domain ai.onnx at "
+                                                   "opset 30, newer than carve knows (the newest it knows is 21)"),
+                     "opset 30 refused: %s", carve_errmsg(ctx));
+        carve_target_free(t);
+        carve_model_free(m);
+    }
+    /* opset 21 (the newest known) with unused newer domains lowers */
+    carve_model *m = lt_model(ctx, 21);
+    carve_model_set_ir_version(m, 10);
+    carve_model_set_opset(m, "ai.onnx.ml", 99);
+    carve_value_id x = carve_graph_add_input(m, 0, "x", CARVE_FLOAT, 1, (carve_dim[]){{4, NULL}});
+    carve_graph_add_output(m, 0, lt_op(m, "Relu", "relu", 1, &x, "y"));
+    carve_target *t = NULL;
+    carve_target_builtin(ctx, "htp", &t);
+    OT_CHECK(carve_lower(m, t, NULL, NULL) == CARVE_OK, "opset 21 lowers: %s", carve_errmsg(ctx));
+    carve_target_free(t);
+    carve_model_free(m);
+}
+
 /* Type errors `run` would hit are found by lowering's inference (ONNX's
  * type constraints, src/ops/typecons.def): Add on strings, Relu on int8 at
  * opset 13 (int8 from opset 14), naming node, op, input and dtype; the same
@@ -518,6 +556,7 @@ int main(void)
     malformed_nodes();
     composite_on_wrong_type();
     type_constraints_refused_by_lower();
+    newer_opset_refused();
     carve_ctx_free(ctx);
     return ot_finish();
 }
