@@ -5,7 +5,7 @@
  *   nodesweep [-v] [--known FILE]... [--shard K/N] [--save DIR] NODE_DIR
  *
  * For each case (every N-th from the K-th, in name order) and each target
- * (htp, gpu, lpai, cpu, cpu_full), the model is loaded and lowered with the
+ * (htp, gpu, lpai, cpu, cpu_full, and htp+gpu: both in priority order), the model is loaded and lowered with the
  * default CPU profile (the core set). Either
  *   - lowering succeeds, the lowered model runs on the case's inputs (its
  *     Delegate bodies under the target's simulator), its outputs agree with
@@ -31,7 +31,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static const char *const targets[] = {"htp", "gpu", "lpai", "cpu", "cpu_full", NULL};
+/* the built-in targets, and htp then gpu in priority order (several
+ * targets, carve_lower_targets) */
+static const char *const targets[] = {"htp", "gpu", "lpai", "cpu", "cpu_full", "htp+gpu", NULL};
+#define N_TARGETS 6
 
 static bool verbose;
 static const char *save_dir; /* --save DIR: each lowered model as DIR/<case>.<target>.onnx */
@@ -182,7 +185,7 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
     snprintf(path, sizeof path, "%s/model.onnx", dir);
     carve_ctx *ctx = carve_ctx_new();
     carve_model *orig = NULL, *low = NULL;
-    carve_target *t = NULL;
+    carve_target *t = NULL, *t2 = NULL;
     result r = R_FAIL;
     cv_val **in = NULL, **o1 = NULL, **o2 = NULL;
     uint32_t n_in = 0, n_out = 0;
@@ -190,11 +193,13 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
         snprintf(why, whysz, "load: %s", carve_errmsg(ctx));
         goto out;
     }
-    if (carve_target_builtin(ctx, tname, &t)) {
+    bool pair = !strcmp(tname, "htp+gpu");
+    if (carve_target_builtin(ctx, pair ? "htp" : tname, &t) || (pair && carve_target_builtin(ctx, "gpu", &t2))) {
         snprintf(why, whysz, "%s", carve_errmsg(ctx));
         goto out;
     }
-    if (carve_lower(low, t, NULL, NULL)) {
+    const carve_target *ts[2] = {t, t2};
+    if (carve_lower_targets(low, ts, pair ? 2 : 1, NULL, NULL)) {
         const char *msg = carve_errmsg(ctx);
         if (!strstr(msg, "node '")) {
             snprintf(why, whysz, "refused without naming a node: %s", msg);
@@ -251,7 +256,7 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
             snprintf(why, whysz, "running the original: %s", carve_errmsg(ctx));
             goto out;
         }
-        if (run(low, t, in, o2)) {
+        if (run(low, pair ? NULL : t, in, o2)) { /* several targets: each Delegate finds its own */
             snprintf(why, whysz, "running the lowered model: %s", carve_errmsg(ctx));
             goto out;
         }
@@ -307,6 +312,7 @@ out:
     free(o1);
     free(o2);
     carve_target_free(t);
+    carve_target_free(t2);
     carve_model_free(orig);
     carve_model_free(low);
     carve_ctx_free(ctx);
@@ -380,7 +386,7 @@ int main(int argc, char **argv)
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("%zu cases x %d targets = %zu runs: %zu passed, %zu refused (", cases, 5, runs, pass, refused);
+    printf("%zu cases x %d targets = %zu runs: %zu passed, %zu refused (", cases, N_TARGETS, runs, pass, refused);
     for (size_t c = 0; classes[c].needle; c++)
         printf("%s%s %zu", c ? ", " : "", classes[c].cls, class_count[c]);
     printf(", other %zu), %zu failed; %.1f s\n", other_refusals, fail,
