@@ -19,6 +19,8 @@ PKGS=(
   # tests: the ONNX backend test models (over 1000 model.onnx files)
   libonnx-testdata
   strace                                  # tests/test_files.sh: kill carve at a rename (fault injection)
+  python3-onnx                            # onnx.checker on the node sweep's lowered models; test models of newer opsets
+  locales                                 # de_DE's source: threads.comma_locale builds a decimal-comma locale
   # scripts/fetch-models.sh: `npm pack` and a JSON reader
   ca-certificates
   # tests/browser: the partition map in a real browser (headless)
