@@ -33,6 +33,11 @@
 
 /* the built-in targets, and htp then gpu in priority order (several
  * targets, carve_lower_targets) */
+/* --no-upgrade: lower at the model's own opset (for onnx 1.12's checker,
+ * which knows opsets up to 17 and IR up to 8; the upgrade brings every
+ * model to opset 21). */
+static bool no_upgrade;
+
 static const char *const targets[] = {"htp", "gpu", "lpai", "cpu", "cpu_full", "htp+gpu", NULL};
 #define N_TARGETS 6
 
@@ -199,7 +204,8 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
         goto out;
     }
     const carve_target *ts[2] = {t, t2};
-    if (carve_lower_targets(low, ts, pair ? 2 : 1, NULL, NULL)) {
+    carve_lower_opts lo = {.no_upgrade = no_upgrade};
+    if (carve_lower_targets(low, ts, pair ? 2 : 1, &lo, NULL)) {
         const char *msg = carve_errmsg(ctx);
         if (!strstr(msg, "node '")) {
             snprintf(why, whysz, "refused without naming a node: %s", msg);
@@ -328,6 +334,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-v"))
             verbose = true;
+        else if (!strcmp(argv[i], "--no-upgrade"))
+            no_upgrade = true;
         else if (!strcmp(argv[i], "--save") && i + 1 < argc)
             save_dir = argv[++i];
         else if (!strcmp(argv[i], "--known") && i + 1 < argc)
@@ -338,7 +346,7 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-' && !root)
             root = argv[i];
         else {
-            fprintf(stderr, "usage: nodesweep [-v] [--known FILE]... [--shard K/N] [--save DIR] NODE_DIR\n");
+            fprintf(stderr, "usage: nodesweep [-v] [--no-upgrade] [--known FILE]... [--shard K/N] [--save DIR] NODE_DIR\n");
             return 2;
         }
     }
