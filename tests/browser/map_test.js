@@ -124,9 +124,14 @@ const num = (s) => Number(String(s).replace(/,/g, ''));
     const target = args.node || nodes[Math.floor(nodes.length / 2)].name;
     await page.click('#search', { clickCount: 3 });
     await page.type('#search', target);
-    await page.waitForFunction((t) => [...document.querySelectorAll('#tbody tr.row')].some((r) => r.dataset.node === t), { timeout: 30000 }, target)
-      .then(() => check(true, `search finds ${target}`), () => check(false, `search finds ${target}`));
     const expectSearch = nodes.filter((n) => n.name.toLowerCase().includes(target.toLowerCase()) || n.op.toLowerCase().includes(target.toLowerCase())).length;
+    /* typing fires one search per key: wait until the table shows the
+     * whole query's result (a loaded machine may still be on a prefix) */
+    await page.waitForFunction((t, n) => {
+      const c = document.getElementById('table-count').textContent;
+      return [...document.querySelectorAll('#tbody tr.row')].some((r) => r.dataset.node === t) && c.startsWith(`${n.toLocaleString('en-US')} of `);
+    }, { timeout: 30000 }, target, expectSearch)
+      .then(() => check(true, `search finds ${target}`), () => check(false, `search finds ${target}`));
     check(num((await countText()).split(' of ')[0]) === expectSearch, `search shows ${expectSearch} matching nodes`, await countText());
 
     /* a table row click selects the node in the graph */
