@@ -13,6 +13,7 @@ PKGS=(
   libprotobuf-c-dev protobuf-c-compiler   # protobuf-c runtime and protoc-c
   libonnx-dev                             # onnx.proto, compiled with protoc-c
   libcjson-dev libopenblas-dev
+  libdnnl-dev                             # the onednn backend (optional at build time: CARVE_ONEDNN)
   # fuzzer: clang and its runtimes (libFuzzer, ASan, UBSan). The runtimes are
   # only a Recommends of clang, so they are named here.
   clang libclang-rt-14-dev

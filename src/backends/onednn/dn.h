@@ -1,0 +1,225 @@
+/*
+ * dn.h: the oneDNN backend's internals (docs/onednn.md).
+ *
+ * One builder walks a partition body node by node. In check mode (the
+ * backend's supports_node) it sees one node with plain layouts and only
+ * creates oneDNN primitive descriptors: whether oneDNN can build the node
+ * with its real shapes and types is the answer. In compile mode it creates
+ * the primitives and memories of the whole body: inside the partition every
+ * value keeps the layout its producer chose (blocked formats picked by
+ * oneDNN through format_tag any), reorders are added only where a consumer
+ * wants another layout, and at the partition's boundary (inputs in, outputs
+ * out). Constants are reordered once, at compile time.
+ *
+ * Written against oneDNN 2.6's C API (dnnl.h): op descriptors
+ * (dnnl_*_desc_init) + dnnl_primitive_desc_create, attributes with
+ * dnnl_post_ops; oneDNN 3.x replaced all of these.
+ */
+#ifndef CARVE_DN_H
+#define CARVE_DN_H
+
+#include <oneapi/dnnl/dnnl.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "carve.h"
+#include "carve_backend.h"
+
+#define DN_MAX_ARGS 24
+
+/* One value of the body as the builder sees it. */
+typedef struct dn_val {
+    carve_value_id id;
+    int rank;              /* the ONNX rank (0 for scalars) */
+    int nd;                /* oneDNN ndims: rank, or 1 for a scalar */
+    dnnl_dims_t dims;      /* logical dims, row-major order */
+    dnnl_memory_desc_t md; /* the layout the value lives in */
+    dnnl_memory_t mem;     /* compile mode only */
+    bool is_const;
+    /* One cached copy in another layout (most values are read in at most
+     * two: their producer's and a plain one). */
+    dnnl_memory_desc_t alt_md;
+    dnnl_memory_t alt_mem;
+} dn_val;
+
+typedef struct dn_step {
+    dnnl_primitive_t prim;
+    int nargs;
+    dnnl_exec_arg_t args[DN_MAX_ARGS];
+} dn_step;
+
+/* A compiled partition (the backend's handle). */
+typedef struct dn_prog {
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    dn_step *steps;
+    size_t n_steps, cap_steps;
+    dnnl_memory_t *mems; /* every memory the program owns */
+    size_t n_mems, cap_mems;
+    dnnl_primitive_t *prims; /* every primitive (steps and boundary reorders) */
+    size_t n_prims, cap_prims;
+    /* Boundary: user memories bound to the carve tensors at run time. */
+    size_t n_in, n_out;
+    dnnl_memory_t *in_user, *in_mem;  /* user (plain) -> internal */
+    dnnl_primitive_t *in_reorder;     /* NULL: the input is read by nobody */
+    dnnl_memory_t *out_user, *out_mem;
+    dnnl_primitive_t *out_reorder;
+    int *out_rank;
+    int64_t (*out_dims)[CARVE_MAX_RANK];
+} dn_prog;
+
+typedef struct dn_builder {
+    const carve_model *m;
+    carve_graph_id g;       /* the body (check mode: the node's graph) */
+    bool check;             /* only primitive descriptors, no memories */
+    dnnl_engine_t eng;
+    dn_prog *p;             /* compile mode */
+    dn_val *vals;
+    size_t n_vals, cap_vals;
+    carve_node_id *nodes;   /* the body's nodes in order (compile mode) */
+    size_t n_nodes, cur;    /* cur: index of the node being built */
+    bool *done;             /* nodes already built as part of a fusion */
+    /* The first failure: reason code and message. */
+    const char *reason;
+    char msg[512];
+    carve_node_id fail_node;
+    bool fatal;             /* an error (allocation...), not a refusal */
+} dn_builder;
+
+/* Reason codes (docs/report.md; the library's own refusals are
+ * onednn_unsupported with the dnnl_status in the message). */
+#define DN_R_OP "unsupported_op"
+#define DN_R_ATTR "unsupported_attribute"
+#define DN_R_DTYPE "unsupported_dtype"
+#define DN_R_SHAPE "dynamic_shape"
+#define DN_R_INPUT "unsupported_input"
+#define DN_R_LIB "onednn_unsupported"
+
+/* ---- build.c: the builder */
+bool dn_fail(dn_builder *b, const char *reason, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+bool dn_dnnl_fail(dn_builder *b, dnnl_status_t st, const char *what);
+/* The value read by input i of node n (NULL with a failure set when absent
+ * or not float32 unless allow is set). */
+dn_val *dn_in(dn_builder *b, carve_node_id n, size_t i);
+dn_val *dn_in_any(dn_builder *b, carve_node_id n, size_t i); /* any dtype, no memory */
+bool dn_has_in(const dn_builder *b, carve_node_id n, size_t i);
+/* Defines output i of n in layout md (allocates it in compile mode). */
+dn_val *dn_out(dn_builder *b, carve_node_id n, size_t i, const dnnl_memory_desc_t *md);
+/* Defines value v in layout md (NULL: plain). */
+dn_val *dn_def(dn_builder *b, carve_value_id v, const dnnl_memory_desc_t *md);
+/* Defines v plain and returns a memory over its buffer seen with dims
+ * nd/dims (same element count), md gets that view's layout. */
+dnnl_memory_t dn_def_as(dn_builder *b, carve_value_id v, int nd, const dnnl_dims_t dims, dnnl_memory_desc_t *md);
+/* Defines output i of n as a plain view of v with its own dims. */
+dn_val *dn_out_view(dn_builder *b, carve_node_id n, size_t i, dn_val *v);
+/* v's memory in layout md (a reorder when it lives in another one). */
+dnnl_memory_t dn_as(dn_builder *b, dn_val *v, const dnnl_memory_desc_t *md);
+/* v's memory in the plain row-major layout of its dims. */
+dnnl_memory_t dn_plain(dn_builder *b, dn_val *v);
+/* A plain row-major view of v's buffer with other dims (same element count). */
+dnnl_memory_t dn_view(dn_builder *b, dn_val *v, int nd, const dnnl_dims_t dims, dnnl_memory_desc_t *md_out);
+void dn_plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims);
+void dn_any_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims);
+/* Creates a primitive descriptor; a failure becomes an onednn_unsupported
+ * refusal naming what. */
+bool dn_pd(dn_builder *b, const void *op_desc, const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd,
+           const char *what);
+/* Adds a step running pd's primitive with args (destroys pd). In check
+ * mode only destroys pd. */
+bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args);
+const dnnl_memory_desc_t *dn_pd_md(dnnl_primitive_desc_t pd, dnnl_query_t q);
+/* A new memory the program owns (md; DNNL_MEMORY_ALLOCATE or a handle). */
+dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *handle);
+/* A constant float32 memory made from host data (copied). */
+dnnl_memory_t dn_const_mem(dn_builder *b, const dnnl_memory_desc_t *md, const float *data);
+/* Constant inputs read at compile time. */
+const void *dn_const_data(dn_builder *b, carve_node_id n, size_t i, carve_dtype *dt, size_t *count);
+bool dn_const_ints(dn_builder *b, carve_node_id n, size_t i, int64_t *out, size_t max, size_t *count);
+bool dn_const_floats(dn_builder *b, carve_node_id n, size_t i, float *out, size_t max, size_t *count);
+/* The one node of the body reading value v, when there is exactly one and
+ * v is no body output (for fusions); CARVE_NONE otherwise. */
+carve_node_id dn_sole_consumer(const dn_builder *b, carve_value_id v);
+/* Whether v is already available (defined before the current node). */
+bool dn_available(const dn_builder *b, carve_value_id v);
+dn_val *dn_find(const dn_builder *b, carve_value_id v);
+void dn_mark_done(dn_builder *b, carve_node_id n);
+int64_t dn_attr_i(const dn_builder *b, carve_node_id n, const char *name, int64_t dflt);
+float dn_attr_f(const dn_builder *b, carve_node_id n, const char *name, float dflt);
+/* A string attribute copied into buf (dflt when absent). */
+const char *dn_attr_s(const dn_builder *b, carve_node_id n, const char *name, const char *dflt, char *buf,
+                      size_t size);
+/* An ints attribute: count, or -1 when absent. */
+int dn_attr_ints(const dn_builder *b, carve_node_id n, const char *name, int64_t *out, int max);
+bool dn_attr_has(const dn_builder *b, carve_node_id n, const char *name);
+size_t dn_count(const dn_val *v);
+
+/* ---- op families: each builds (or checks) one node, maybe fusing its
+ * sole consumers. false: refused (b->reason) or an error (b->fatal). */
+typedef bool (*dn_op_fn)(dn_builder *b, carve_node_id n);
+bool dn_op_conv(dn_builder *b, carve_node_id n);
+bool dn_op_convtranspose(dn_builder *b, carve_node_id n);
+bool dn_op_matmul(dn_builder *b, carve_node_id n);
+bool dn_op_gemm(dn_builder *b, carve_node_id n);
+bool dn_op_eltwise(dn_builder *b, carve_node_id n);
+bool dn_op_binary(dn_builder *b, carve_node_id n);
+bool dn_op_prelu(dn_builder *b, carve_node_id n);
+bool dn_op_pool(dn_builder *b, carve_node_id n);
+bool dn_op_batchnorm(dn_builder *b, carve_node_id n);
+bool dn_op_softmax(dn_builder *b, carve_node_id n);
+bool dn_op_layernorm(dn_builder *b, carve_node_id n);
+bool dn_op_resize(dn_builder *b, carve_node_id n);
+bool dn_op_reduce(dn_builder *b, carve_node_id n);
+bool dn_op_concat(dn_builder *b, carve_node_id n);
+bool dn_op_transpose(dn_builder *b, carve_node_id n);
+bool dn_op_reshape(dn_builder *b, carve_node_id n);
+
+/* Eltwise mapping shared by dn_op_eltwise and the post-op fusions: up to
+ * two oneDNN eltwise algorithms for an ONNX activation node (HardSigmoid is
+ * linear then clip). Returns the count, 0 when n is no mapped activation
+ * (with a refusal set when it is one whose attributes differ). */
+typedef struct dn_elt {
+    dnnl_alg_kind_t alg;
+    float alpha, beta;
+} dn_elt;
+int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reason);
+/* Binary ops: the oneDNN algorithm of an ONNX binary op, or 0. */
+dnnl_alg_kind_t dn_binary_alg(const char *op);
+/* Post-op fusion after a Conv/ConvTranspose/MatMul/Gemm whose output is
+ * dst: appends eltwise and binary post-ops of the following sole consumers
+ * to po (up to max), returning the nodes fused, their binary operands and
+ * the value that ends the chain. */
+typedef struct dn_fusion {
+    size_t n;                 /* nodes fused */
+    carve_node_id nodes[8];
+    int kind[8];              /* 0 eltwise (n_elt entries), 1 binary */
+    dn_elt elt[8][2];
+    int n_elt[8];
+    dnnl_alg_kind_t bin_alg[8];
+    dn_val *bin_src[8];
+    carve_value_id first;     /* the fused primitive's own output */
+    carve_value_id last;      /* the value the whole chain defines */
+    int nd;                   /* the primitive's destination dims */
+    dnnl_dims_t dims;
+} dn_fusion;
+void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t dims, dn_fusion *f);
+/* Attributes with the first k fused post-ops; args for their binary
+ * operands are appended to args at *nargs. */
+bool dn_fusion_attr(dn_builder *b, const dn_fusion *f, size_t k, dnnl_primitive_attr_t *attr,
+                    dnnl_exec_arg_t *args, int *nargs);
+/* Marks the first k fused nodes done; returns the value ending the chain. */
+carve_value_id dn_fusion_commit(dn_builder *b, const dn_fusion *f, size_t k);
+/* Tries pd creation with k = f->n .. 0 post-ops (op_desc fixed). */
+bool dn_pd_fused(dn_builder *b, const void *op_desc, const dn_fusion *f, size_t *k, dnnl_primitive_desc_t *pd,
+                 dnnl_exec_arg_t *args, int *nargs, const char *what);
+
+/* ---- backend.c */
+const carve_backend *cv_onednn_backend(void);
+dn_op_fn dn_op_find(const char *op);
+/* Checks the node's tensors (float32, static non-empty shapes). */
+bool dn_check_tensors(dn_builder *b, carve_node_id n);
+
+#endif /* CARVE_DN_H */

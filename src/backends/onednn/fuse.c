@@ -1,0 +1,175 @@
+/*
+ * fuse.c: post-op fusion. After a Conv, ConvTranspose, MatMul or Gemm, the
+ * chain of sole consumers that oneDNN can apply on the fly (activations as
+ * eltwise post-ops, Add/Mul/Sub/Div/Max/Min of an operand already computed
+ * as binary post-ops: the residual "sum" of ResNet-style blocks) becomes
+ * part of the primitive (dnnl_post_ops_append_eltwise / _append_binary,
+ * oneDNN 2.6). A chain oneDNN does not take whole is shortened until it
+ * does.
+ */
+#include <string.h>
+
+#include "dn.h"
+
+/* The operand layout of a binary post-op: the operand's own layout when it
+ * has the destination's dims, else a plain broadcast view padded with
+ * leading ones. */
+static void operand_md(const dn_val *o, int nd, const dnnl_dims_t dims, dnnl_memory_desc_t *md, dnnl_dims_t od)
+{
+    int pad = nd - o->rank;
+    bool same = o->rank == nd;
+    for (int d = 0; d < nd; d++) {
+        od[d] = d < pad ? 1 : o->dims[d - pad];
+        same = same && od[d] == dims[d];
+    }
+    if (same)
+        *md = o->md;
+    else
+        dn_plain_md(md, nd, od);
+}
+
+void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t dims, dn_fusion *f)
+{
+    memset(f, 0, sizeof *f);
+    f->first = f->last = dst;
+    f->nd = nd;
+    memcpy(f->dims, dims, sizeof f->dims);
+    carve_value_id cur = dst;
+    while (f->n < 8) {
+        carve_node_id c = dn_sole_consumer(b, cur);
+        if (c == CARVE_NONE || *carve_node_domain(b->m, c) || carve_node_output_count(b->m, c) != 1)
+            break;
+        carve_value_id out = carve_node_output(b->m, c, 0);
+        if (carve_value_dtype(b->m, out) != CARVE_FLOAT || carve_value_rank(b->m, out) != carve_value_rank(b->m, cur))
+            break;
+        bool same = true;
+        for (int d = 0; d < carve_value_rank(b->m, out); d++)
+            same = same && carve_value_dim(b->m, out, d).value == carve_value_dim(b->m, cur, d).value;
+        if (!same)
+            break;
+        size_t k = f->n;
+        int ne = dn_eltwise_map(b, c, f->elt[k], false);
+        if (ne > 0) {
+            f->kind[k] = 0;
+            f->n_elt[k] = ne;
+        } else {
+            dnnl_alg_kind_t alg = dn_binary_alg(carve_node_op(b->m, c));
+            if (!alg || carve_node_input_count(b->m, c) != 2)
+                break;
+            size_t oi = carve_node_input(b->m, c, 0) == cur ? 1 : 0;
+            carve_value_id ov = carve_node_input(b->m, c, oi);
+            if (ov == cur || (oi == 0 && (alg == dnnl_binary_sub || alg == dnnl_binary_div)))
+                break; /* other - x, other / x: not a post-op */
+            if (carve_value_dtype(b->m, ov) != CARVE_FLOAT || !dn_available(b, ov))
+                break;
+            int orank = carve_value_rank(b->m, ov);
+            if (orank > nd)
+                break;
+            bool bc = true;
+            for (int d = 0; d < orank; d++) {
+                int64_t x = carve_value_dim(b->m, ov, d).value;
+                bc = bc && (x == 1 || x == dims[nd - orank + d]);
+            }
+            if (!bc)
+                break;
+            dn_val *o = dn_in(b, c, oi);
+            if (!o)
+                break;
+            f->kind[k] = 1;
+            f->bin_alg[k] = alg;
+            f->bin_src[k] = o;
+        }
+        f->nodes[k] = c;
+        f->n++;
+        f->last = out;
+        cur = out;
+    }
+    b->reason = NULL; /* a dn_in that failed above is no refusal */
+}
+
+bool dn_fusion_attr(dn_builder *b, const dn_fusion *f, size_t k, dnnl_primitive_attr_t *attr,
+                    dnnl_exec_arg_t *args, int *nargs)
+{
+    *attr = NULL;
+    if (!k && !args)
+        return true;
+    dnnl_post_ops_t po = NULL;
+    if (!args) {
+        if (dnnl_primitive_attr_create(attr) != dnnl_success || dnnl_post_ops_create(&po) != dnnl_success)
+            return false;
+    }
+    int idx = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (f->kind[i] == 0) {
+            for (int e = 0; e < f->n_elt[i]; e++, idx++)
+                if (po)
+                    dnnl_post_ops_append_eltwise(po, 1.0f, f->elt[i][e].alg, f->elt[i][e].alpha, f->elt[i][e].beta);
+            continue;
+        }
+        dn_val *o = f->bin_src[i];
+        dnnl_memory_desc_t md;
+        dnnl_dims_t od;
+        operand_md(o, f->nd, f->dims, &md, od);
+        if (po)
+            dnnl_post_ops_append_binary(po, f->bin_alg[i], &md);
+        if (args) {
+            dnnl_memory_t mem;
+            if (dnnl_memory_desc_equal(&md, &o->md))
+                mem = o->mem;
+            else {
+                dnnl_memory_desc_t vmd;
+                mem = dn_view(b, o, f->nd, od, &vmd);
+            }
+            if (!mem)
+                return false;
+            args[*nargs].arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1;
+            args[*nargs].memory = mem;
+            (*nargs)++;
+        }
+        idx++;
+    }
+    if (po) {
+        dnnl_status_t st = dnnl_primitive_attr_set_post_ops(*attr, po);
+        dnnl_post_ops_destroy(po);
+        if (st != dnnl_success) {
+            dnnl_primitive_attr_destroy(*attr);
+            *attr = NULL;
+            return false;
+        }
+    }
+    return true;
+}
+
+bool dn_pd_fused(dn_builder *b, const void *op_desc, const dn_fusion *f, size_t *k, dnnl_primitive_desc_t *pd,
+                 dnnl_exec_arg_t *args, int *nargs, const char *what)
+{
+    *k = 0;
+    for (size_t kk = f->n; kk > 0; kk--) {
+        dnnl_primitive_attr_t attr = NULL;
+        if (!dn_fusion_attr(b, f, kk, &attr, NULL, NULL))
+            continue;
+        dnnl_status_t st = dnnl_primitive_desc_create(pd, op_desc, attr, b->eng, NULL);
+        dnnl_primitive_attr_destroy(attr);
+        if (st == dnnl_success) {
+            *k = kk;
+            break;
+        }
+    }
+    if (!*k && !dn_pd(b, op_desc, NULL, pd, what))
+        return false;
+    if (!b->check && *k) {
+        dnnl_primitive_attr_t none;
+        if (!dn_fusion_attr(b, f, *k, &none, args, nargs)) {
+            dnnl_primitive_desc_destroy(*pd);
+            return false;
+        }
+    }
+    return true;
+}
+
+carve_value_id dn_fusion_commit(dn_builder *b, const dn_fusion *f, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        dn_mark_done(b, f->nodes[i]);
+    return k ? carve_node_output(b->m, f->nodes[k - 1], 0) : f->first;
+}

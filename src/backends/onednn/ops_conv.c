@@ -1,0 +1,452 @@
+/*
+ * ops_conv.c: Conv, ConvTranspose, MatMul and Gemm, each with its chain of
+ * fused post-ops (fuse.c). Weights and bias are read in the layout oneDNN
+ * picks (format_tag any), reordered once at compile time when constant.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dn.h"
+
+typedef struct spatial {
+    int k;                     /* spatial rank */
+    dnnl_dims_t strides, dil, pl, pr, kernel;
+} spatial;
+
+/* Reads strides, dilations, pads / auto_pad of a Conv or ConvTranspose
+ * with input x, kernel dims kernel[0..k) and output y. */
+static bool read_spatial(dn_builder *b, carve_node_id n, const dn_val *x, const dn_val *y, bool transpose,
+                         spatial *s)
+{
+    int k = s->k;
+    int64_t v[16];
+    int c;
+    for (int d = 0; d < k; d++)
+        s->strides[d] = 1, s->dil[d] = 0, s->pl[d] = 0, s->pr[d] = 0;
+    if ((c = dn_attr_ints(b, n, "strides", v, 16)) >= 0) {
+        if (c != k)
+            return dn_fail(b, DN_R_ATTR, "attribute strides has %d values, the input has %d spatial dims", c, k);
+        for (int d = 0; d < k; d++)
+            s->strides[d] = v[d];
+    }
+    if ((c = dn_attr_ints(b, n, "dilations", v, 16)) >= 0) {
+        if (c != k)
+            return dn_fail(b, DN_R_ATTR, "attribute dilations has %d values, the input has %d spatial dims", c, k);
+        for (int d = 0; d < k; d++) {
+            if (v[d] < 1)
+                return dn_fail(b, DN_R_ATTR, "attribute dilations holds %lld; allowed: >= 1", (long long)v[d]);
+            s->dil[d] = v[d] - 1; /* oneDNN counts the holes */
+        }
+    }
+    if ((c = dn_attr_ints(b, n, "kernel_shape", v, 16)) >= 0) {
+        if (c != k)
+            return dn_fail(b, DN_R_ATTR, "attribute kernel_shape has %d values, expected %d", c, k);
+        for (int d = 0; d < k; d++)
+            if (v[d] != s->kernel[d])
+                return dn_fail(b, DN_R_ATTR, "attribute kernel_shape disagrees with the weights' dims");
+    }
+    int64_t op[16] = {0};
+    if (transpose && (c = dn_attr_ints(b, n, "output_padding", op, 16)) >= 0 && c != k)
+        return dn_fail(b, DN_R_ATTR, "attribute output_padding has %d values, expected %d", c, k);
+    char ap[32];
+    dn_attr_s(b, n, "auto_pad", "NOTSET", ap, sizeof ap);
+    bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
+    if (!strcmp(ap, "NOTSET")) {
+        if ((c = dn_attr_ints(b, n, "pads", v, 16)) >= 0) {
+            if (c != 2 * k)
+                return dn_fail(b, DN_R_ATTR, "attribute pads has %d values, expected %d", c, 2 * k);
+            for (int d = 0; d < k; d++)
+                s->pl[d] = v[d], s->pr[d] = v[k + d];
+        }
+    } else if (!upper && !lower && strcmp(ap, "VALID")) {
+        return dn_fail(b, DN_R_ATTR, "attribute auto_pad is '%s'; allowed: NOTSET, VALID, SAME_UPPER, SAME_LOWER", ap);
+    }
+    for (int d = 0; d < k; d++) {
+        int64_t in = x->dims[2 + d], out = y->dims[2 + d];
+        int64_t kd = (s->kernel[d] - 1) * (s->dil[d] + 1) + 1;
+        if (!transpose) {
+            if (upper || lower) {
+                int64_t total = (out - 1) * s->strides[d] + kd - in;
+                if (total < 0)
+                    total = 0;
+                s->pl[d] = upper ? total / 2 : total - total / 2;
+                s->pr[d] = total - s->pl[d];
+            }
+            /* oneDNN wants out == (in + pl + pr - kd) / s + 1 exactly; a
+             * right pad that the floor drops changes nothing. */
+            int64_t pr = (out - 1) * s->strides[d] + kd - in - s->pl[d];
+            if (pr < s->pr[d])
+                s->pr[d] = pr;
+        } else {
+            int64_t full = (in - 1) * s->strides[d] + kd + op[d];
+            if (upper || lower) {
+                int64_t total = full - out;
+                s->pl[d] = upper ? total / 2 : total - total / 2;
+            }
+            s->pr[d] = (in - 1) * s->strides[d] + kd - s->pl[d] - out;
+            if (s->pr[d] < 0 || s->pl[d] < 0)
+                return dn_fail(b, DN_R_ATTR,
+                               "output_padding / pads make an output larger than the transposed convolution "
+                               "covers (right pad %lld); oneDNN takes no negative padding",
+                               (long long)s->pr[d]);
+        }
+    }
+    return true;
+}
+
+/* The weights as a plain view (grouped: [G, OC/G, IC/G, k...]); for
+ * ConvTranspose ONNX's [IC, OC/G, k...] seen as [G, OC/G, IC/G, k...]. */
+static void weights_view(const dn_val *w, int64_t g, bool transpose, int k, dnnl_memory_desc_t *md, int *nd,
+                         dnnl_dims_t dims)
+{
+    int64_t ksz = 1;
+    for (int d = 0; d < k; d++)
+        ksz *= w->dims[2 + d];
+    int64_t oc, icg; /* icg: input channels per group */
+    if (!transpose)
+        oc = w->dims[0], icg = w->dims[1];
+    else
+        oc = w->dims[1] * g, icg = w->dims[0] / g;
+    int64_t ocg = oc / g;
+    dnnl_dims_t st;
+    int o = g > 1 ? 1 : 0;
+    *nd = 2 + k + o;
+    if (g > 1)
+        dims[0] = g;
+    dims[o] = ocg, dims[o + 1] = icg;
+    for (int d = 0; d < k; d++)
+        dims[o + 2 + d] = w->dims[2 + d];
+    int64_t s = 1;
+    for (int d = k - 1; d >= 0; d--) {
+        st[o + 2 + d] = s;
+        s *= w->dims[2 + d];
+    }
+    if (!transpose) { /* [G][OCg][ICg][k] row-major */
+        st[o + 1] = ksz;
+        st[o] = icg * ksz;
+        if (g > 1)
+            st[0] = ocg * icg * ksz;
+    } else { /* [G][ICg][OCg][k] row-major, seen as G, OCg, ICg */
+        st[o] = ksz;
+        st[o + 1] = ocg * ksz;
+        if (g > 1)
+            st[0] = icg * ocg * ksz;
+    }
+    dnnl_memory_desc_init_by_strides(md, *nd, dims, dnnl_f32, st);
+}
+
+/* A reordered copy of w (seen through md) in layout want. */
+static dnnl_memory_t weights_mem(dn_builder *b, dn_val *w, const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *want)
+{
+    if (b->check)
+        return NULL;
+    dnnl_memory_t base = dn_plain(b, w);
+    if (!base)
+        return NULL;
+    void *h = NULL;
+    dnnl_memory_get_data_handle(base, &h);
+    dn_val t = *w;
+    t.md = *view;
+    t.mem = dn_mem_new(b, view, h);
+    t.alt_mem = NULL;
+    if (!t.mem)
+        return NULL;
+    return dn_as(b, &t, want);
+}
+
+static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
+{
+    dn_val *x = dn_in(b, n, 0), *w = x ? dn_in(b, n, 1) : NULL;
+    if (!w)
+        return false;
+    dn_val *bias = NULL;
+    if (dn_has_in(b, n, 2) && !(bias = dn_in(b, n, 2)))
+        return false;
+    if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+        return dn_fail(b, DN_R_INPUT, "input X has rank %d and W rank %d; oneDNN takes 1 to 3 spatial dims", x->rank,
+                       w->rank);
+    int64_t g = dn_attr_i(b, n, "group", 1);
+    if (g < 1 || x->dims[1] % g)
+        return dn_fail(b, DN_R_ATTR, "attribute group = %lld does not divide the %lld input channels", (long long)g,
+                       (long long)x->dims[1]);
+    carve_value_id yv = carve_node_output(b->m, n, 0);
+    dn_val yt;
+    memset(&yt, 0, sizeof yt);
+    yt.rank = carve_value_rank(b->m, yv);
+    for (int d = 0; d < yt.rank; d++)
+        yt.dims[d] = carve_value_dim(b->m, yv, d).value;
+    spatial s;
+    s.k = x->rank - 2;
+    for (int d = 0; d < s.k; d++)
+        s.kernel[d] = w->dims[2 + d];
+    if (!read_spatial(b, n, x, &yt, transpose, &s))
+        return false;
+    dnnl_memory_desc_t xmd, wview, wany, bmd, ymd;
+    int wnd;
+    dnnl_dims_t wdims;
+    dn_any_md(&xmd, x->rank, x->dims);
+    dn_any_md(&ymd, yt.rank, yt.dims);
+    weights_view(w, g, transpose, s.k, &wview, &wnd, wdims);
+    dn_any_md(&wany, wnd, wdims);
+    if (bias) {
+        dnnl_dims_t bd = {yt.dims[1]};
+        if (dn_count(bias) != (size_t)yt.dims[1])
+            return dn_fail(b, DN_R_INPUT, "input B has %zu values for %lld output channels", dn_count(bias),
+                           (long long)yt.dims[1]);
+        dn_plain_md(&bmd, 1, bd);
+    }
+    union {
+        dnnl_convolution_desc_t c;
+        dnnl_deconvolution_desc_t d;
+    } desc;
+    dnnl_status_t st = transpose
+        ? dnnl_dilated_deconvolution_forward_desc_init(&desc.d, dnnl_forward_inference, dnnl_deconvolution_direct,
+                                                       &xmd, &wany, bias ? &bmd : NULL, &ymd, s.strides, s.dil,
+                                                       s.pl, s.pr)
+        : dnnl_dilated_convolution_forward_desc_init(&desc.c, dnnl_forward_inference, dnnl_convolution_direct, &xmd,
+                                                     &wany, bias ? &bmd : NULL, &ymd, s.strides, s.dil, s.pl,
+                                                     s.pr);
+    const char *what = transpose ? "a deconvolution" : "a convolution";
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, what);
+    dn_fusion f;
+    dn_fusion_plan(b, yv, yt.rank, yt.dims, &f);
+    dnnl_exec_arg_t args[DN_MAX_ARGS];
+    int nargs = 0;
+    size_t k;
+    dnnl_primitive_desc_t pd;
+    if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, what))
+        return false;
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dnnl_memory_t xm = dn_as(b, x, dn_pd_md(pd, dnnl_query_src_md));
+    dnnl_memory_t wm = xm ? weights_mem(b, w, &wview, dn_pd_md(pd, dnnl_query_weights_md)) : NULL;
+    dnnl_memory_t bm = bias && wm ? dn_plain(b, bias) : NULL;
+    dn_val *y = wm && (!bias || bm) ? dn_def(b, dn_fusion_commit(b, &f, k), dn_pd_md(pd, dnnl_query_dst_md)) : NULL;
+    if (!y) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, xm};
+    args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm};
+    args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, y->mem};
+    int base = 3;
+    if (bias)
+        args[base++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bm};
+    if (base == 3)
+        memmove(args + 3, args + 4, (size_t)nargs * sizeof *args);
+    return dn_step_add(b, pd, base + nargs, args);
+}
+
+bool dn_op_conv(dn_builder *b, carve_node_id n) { return conv_common(b, n, false); }
+bool dn_op_convtranspose(dn_builder *b, carve_node_id n) { return conv_common(b, n, true); }
+
+/* A matmul of a (ad, [.., M, K]) and w ([.., K, N]) seen through strided
+ * views, an optional constant bias, into value y (dims yd), with fusion. */
+typedef struct mm_operand {
+    dn_val *v;
+    int nd;
+    dnnl_dims_t dims, strides;
+} mm_operand;
+
+static void mm_view(mm_operand *o, dn_val *v, int nd, bool vec_row, bool trans)
+{
+    /* v's dims padded to nd; a 1-D operand becomes [1, K] (row) or [K, 1]. */
+    dnnl_dims_t d;
+    int r = v->rank;
+    if (r == 1) {
+        d[0] = vec_row ? 1 : v->dims[0];
+        d[1] = vec_row ? v->dims[0] : 1;
+        r = 2;
+    } else {
+        memcpy(d, v->dims, sizeof d);
+    }
+    o->v = v;
+    o->nd = nd;
+    int pad = nd - r;
+    for (int i = 0; i < nd; i++)
+        o->dims[i] = i < pad ? 1 : d[i - pad];
+    int64_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+        o->strides[i] = s;
+        s *= o->dims[i];
+    }
+    if (trans) { /* the buffer is [.., K, M]: swap the last two */
+        int64_t t = o->dims[nd - 1];
+        o->dims[nd - 1] = o->dims[nd - 2];
+        o->dims[nd - 2] = t;
+        o->strides[nd - 2] = 1;
+        o->strides[nd - 1] = o->dims[nd - 2];
+    }
+    for (int i = 0; i < nd; i++)
+        if (o->dims[i] == 1)
+            o->strides[i] = i + 1 < nd ? o->strides[i + 1] * o->dims[i + 1] : 1;
+}
+
+static dnnl_memory_t mm_mem(dn_builder *b, mm_operand *o, const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *want)
+{
+    if (b->check)
+        return NULL;
+    dnnl_memory_t base = dn_plain(b, o->v);
+    if (!base)
+        return NULL;
+    void *h = NULL;
+    dnnl_memory_get_data_handle(base, &h);
+    dn_val t = *o->v;
+    t.md = *view;
+    t.mem = dn_mem_new(b, view, h);
+    t.alt_mem = NULL;
+    return t.mem ? dn_as(b, &t, want) : NULL;
+}
+
+static bool matmul_build(dn_builder *b, carve_node_id n, mm_operand *a, mm_operand *w, dn_val *bias,
+                         const dnnl_memory_desc_t *bias_md, bool fuse)
+{
+    carve_value_id yv = carve_node_output(b->m, n, 0);
+    int nd = a->nd;
+    dnnl_dims_t yd;
+    for (int i = 0; i < nd - 2; i++)
+        yd[i] = a->dims[i] > w->dims[i] ? a->dims[i] : w->dims[i];
+    yd[nd - 2] = a->dims[nd - 2];
+    yd[nd - 1] = w->dims[nd - 1];
+    dnnl_memory_desc_t amd, wmd, wany, ymd;
+    dnnl_memory_desc_init_by_strides(&amd, nd, a->dims, dnnl_f32, a->strides);
+    dnnl_memory_desc_init_by_strides(&wmd, nd, w->dims, dnnl_f32, w->strides);
+    if (w->v->is_const)
+        dn_any_md(&wany, nd, w->dims);
+    else
+        wany = wmd;
+    dn_plain_md(&ymd, nd, yd);
+    dnnl_matmul_desc_t desc;
+    dnnl_status_t st = dnnl_matmul_desc_init(&desc, &amd, &wany, bias_md, &ymd);
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, "a matmul");
+    dn_fusion f;
+    if (fuse)
+        dn_fusion_plan(b, yv, nd, yd, &f);
+    else {
+        memset(&f, 0, sizeof f);
+        f.first = f.last = yv;
+    }
+    dnnl_exec_arg_t args[DN_MAX_ARGS];
+    int nargs = 0;
+    size_t k;
+    dnnl_primitive_desc_t pd;
+    if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, "a matmul"))
+        return false;
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dnnl_memory_t am = mm_mem(b, a, &amd, dn_pd_md(pd, dnnl_query_src_md));
+    dnnl_memory_t wm = am ? mm_mem(b, w, &wmd, dn_pd_md(pd, dnnl_query_weights_md)) : NULL;
+    dnnl_memory_t bm = NULL;
+    if (wm && bias) {
+        bm = bias->mem; /* made by the caller in bias_md */
+    }
+    dnnl_memory_desc_t yview;
+    dnnl_memory_t ym = wm ? dn_def_as(b, dn_fusion_commit(b, &f, k), nd, yd, &yview) : NULL;
+    if (!ym) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, am};
+    args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm};
+    args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, ym};
+    int base = 3;
+    if (bm)
+        args[base++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bm};
+    if (base == 3)
+        memmove(args + 3, args + 4, (size_t)nargs * sizeof *args);
+    return dn_step_add(b, pd, base + nargs, args);
+}
+
+bool dn_op_matmul(dn_builder *b, carve_node_id n)
+{
+    dn_val *a = dn_in(b, n, 0), *w = a ? dn_in(b, n, 1) : NULL;
+    if (!w)
+        return false;
+    if (a->rank < 1 || w->rank < 1)
+        return dn_fail(b, DN_R_INPUT, "MatMul of a scalar");
+    int ra = a->rank < 2 ? 2 : a->rank, rw = w->rank < 2 ? 2 : w->rank;
+    int nd = ra > rw ? ra : rw;
+    if (nd > 12)
+        return dn_fail(b, DN_R_INPUT, "rank %d; oneDNN takes at most 12", nd);
+    mm_operand ao, wo;
+    mm_view(&ao, a, nd, true, false);
+    mm_view(&wo, w, nd, false, false);
+    /* 1-D operands change the output's rank: no post-op fusion then. */
+    return matmul_build(b, n, &ao, &wo, NULL, NULL, a->rank >= 2 && w->rank >= 2);
+}
+
+bool dn_op_gemm(dn_builder *b, carve_node_id n)
+{
+    dn_val *a = dn_in(b, n, 0), *w = a ? dn_in(b, n, 1) : NULL;
+    if (!w)
+        return false;
+    if (a->rank != 2 || w->rank != 2)
+        return dn_fail(b, DN_R_INPUT, "Gemm inputs must be 2-D (A rank %d, B rank %d)", a->rank, w->rank);
+    bool ta = dn_attr_i(b, n, "transA", 0) != 0, tb = dn_attr_i(b, n, "transB", 0) != 0;
+    float alpha = dn_attr_f(b, n, "alpha", 1.0f), beta = dn_attr_f(b, n, "beta", 1.0f);
+    mm_operand ao, wo;
+    mm_view(&ao, a, 2, true, ta);
+    mm_view(&wo, w, 2, false, tb);
+    int64_t M = ao.dims[0], N = wo.dims[1];
+    dn_val *c = NULL;
+    dnnl_memory_desc_t cmd;
+    if (dn_has_in(b, n, 2)) {
+        if (!(c = dn_in(b, n, 2)))
+            return false;
+        if (!c->is_const)
+            return dn_fail(b, DN_R_INPUT, "input C is computed at run time; the onednn backend takes a constant C "
+                                          "(as the matmul's bias)");
+        dnnl_dims_t cd = {1, 1};
+        if (c->rank > 2)
+            return dn_fail(b, DN_R_INPUT, "input C has rank %d", c->rank);
+        for (int i = 0; i < c->rank; i++)
+            cd[2 - c->rank + i] = c->dims[i];
+        if ((cd[0] != 1 && cd[0] != M) || (cd[1] != 1 && cd[1] != N))
+            return dn_fail(b, DN_R_INPUT, "input C does not broadcast to [%lld, %lld]", (long long)M, (long long)N);
+        dn_plain_md(&cmd, 2, cd);
+    }
+    if (alpha != 1.0f && !w->is_const)
+        return dn_fail(b, DN_R_ATTR, "attribute alpha = %g with a B computed at run time; the onednn backend "
+                                     "takes alpha != 1 only with a constant B (scaled at compile time)", alpha);
+    dn_val scaled_w = *w, scaled_c;
+    if (!b->check && alpha != 1.0f) {
+        size_t cnt = dn_count(w);
+        float *tmp = malloc(cnt * sizeof *tmp);
+        const float *src = carve_value_data(b->m, w->id, NULL);
+        if (!tmp || !src) {
+            free(tmp);
+            b->fatal = true;
+            return dn_fail(b, DN_R_LIB, "out of memory");
+        }
+        for (size_t i = 0; i < cnt; i++)
+            tmp[i] = src[i] * alpha;
+        scaled_w.mem = dn_const_mem(b, &w->md, tmp);
+        scaled_w.alt_mem = NULL;
+        free(tmp);
+        if (!scaled_w.mem)
+            return false;
+        wo.v = &scaled_w;
+    }
+    if (c && !b->check) {
+        size_t cnt = dn_count(c);
+        float *tmp = malloc(cnt * sizeof *tmp);
+        const float *src = carve_value_data(b->m, c->id, NULL);
+        if (!tmp || !src) {
+            free(tmp);
+            b->fatal = true;
+            return dn_fail(b, DN_R_LIB, "out of memory");
+        }
+        for (size_t i = 0; i < cnt; i++)
+            tmp[i] = src[i] * beta;
+        scaled_c = *c;
+        scaled_c.mem = dn_const_mem(b, &cmd, tmp);
+        free(tmp);
+        if (!scaled_c.mem)
+            return false;
+        c = &scaled_c;
+    }
+    return matmul_build(b, n, &ao, &wo, c, c ? &cmd : NULL, true);
+}

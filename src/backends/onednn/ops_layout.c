@@ -1,0 +1,274 @@
+/*
+ * ops_layout.c: Concat, Transpose, the reshape-like ops (Reshape, Flatten,
+ * Squeeze, Unsqueeze, Identity: views of a plain buffer, no copy) and
+ * Resize (oneDNN resampling, refused where ONNX's coordinate or rounding
+ * rules give other source positions than oneDNN's).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "dn.h"
+
+bool dn_op_concat(dn_builder *b, carve_node_id n)
+{
+    size_t cnt = carve_node_input_count(b->m, n);
+    if (cnt < 1 || cnt > DN_MAX_ARGS - 2)
+        return dn_fail(b, DN_R_INPUT, "Concat of %zu inputs; the onednn backend takes 1 to %d", cnt, DN_MAX_ARGS - 2);
+    dn_val *xs[DN_MAX_ARGS];
+    dnnl_memory_desc_t mds[DN_MAX_ARGS];
+    size_t k = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        dn_val *x = dn_in(b, n, i);
+        if (!x)
+            return false;
+        if (dn_count(x) == 0)
+            continue; /* empty inputs add nothing */
+        xs[k] = x;
+        mds[k++] = x->md;
+    }
+    if (!k)
+        return dn_fail(b, DN_R_INPUT, "every input is empty");
+    int r = xs[0]->rank;
+    int64_t axis = dn_attr_i(b, n, "axis", 0);
+    if (r < 1 || axis < -r || axis >= r)
+        return dn_fail(b, DN_R_ATTR, "attribute axis = %lld outside rank %d", (long long)axis, r);
+    if (axis < 0)
+        axis += r;
+    /* Inputs in different layouts: concatenate plain ones. */
+    bool mixed = false;
+    for (size_t i = 1; i < k; i++)
+        mixed = mixed || mds[i].format_kind != mds[0].format_kind ||
+                !dnnl_memory_desc_equal(&mds[i], &mds[0]);
+    if (mixed)
+        for (size_t i = 0; i < k; i++)
+            dn_plain_md(&mds[i], xs[i]->nd, xs[i]->dims);
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t st = dnnl_concat_primitive_desc_create(&pd, NULL, (int)k, (int)axis, mds, NULL, b->eng);
+    if (st != dnnl_success && !mixed) { /* the same blocked layout oneDNN cannot concatenate: plain */
+        for (size_t i = 0; i < k; i++)
+            dn_plain_md(&mds[i], xs[i]->nd, xs[i]->dims);
+        st = dnnl_concat_primitive_desc_create(&pd, NULL, (int)k, (int)axis, mds, NULL, b->eng);
+    }
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, "a concat");
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dnnl_exec_arg_t args[DN_MAX_ARGS];
+    for (size_t i = 0; i < k; i++) {
+        args[i].arg = DNNL_ARG_MULTIPLE_SRC + (int)i;
+        args[i].memory = dn_as(b, xs[i], &mds[i]);
+        if (!args[i].memory) {
+            dnnl_primitive_desc_destroy(pd);
+            return false;
+        }
+    }
+    dn_val *y = dn_out(b, n, 0, dn_pd_md(pd, dnnl_query_dst_md));
+    if (!y) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    args[k] = (dnnl_exec_arg_t){DNNL_ARG_DST, y->mem};
+    return dn_step_add(b, pd, (int)k + 1, args);
+}
+
+/* Transpose: a reorder from the input's plain buffer seen with permuted
+ * strides into a plain output. */
+bool dn_op_transpose(dn_builder *b, carve_node_id n)
+{
+    dn_val *x = dn_in(b, n, 0);
+    if (!x)
+        return false;
+    int r = x->rank;
+    int64_t perm[DNNL_MAX_NDIMS];
+    int c = dn_attr_ints(b, n, "perm", perm, DNNL_MAX_NDIMS);
+    if (c < 0) {
+        c = r;
+        for (int d = 0; d < r; d++)
+            perm[d] = r - 1 - d;
+    }
+    if (c != r || r > DNNL_MAX_NDIMS)
+        return dn_fail(b, DN_R_ATTR, "attribute perm has %d values for rank %d", c, r);
+    if (r == 0)
+        return dn_op_reshape(b, n);
+    dnnl_dims_t xs, vd, vs;
+    int64_t s = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x->dims[d];
+    }
+    bool seen[DNNL_MAX_NDIMS] = {false};
+    for (int d = 0; d < r; d++) {
+        if (perm[d] < 0 || perm[d] >= r || seen[perm[d]])
+            return dn_fail(b, DN_R_ATTR, "attribute perm is not a permutation");
+        seen[perm[d]] = true;
+        vd[d] = x->dims[perm[d]];
+        vs[d] = xs[perm[d]];
+    }
+    dnnl_memory_desc_t vmd, ymd;
+    dnnl_memory_desc_init_by_strides(&vmd, r, vd, dnnl_f32, vs);
+    dn_plain_md(&ymd, r, vd);
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, &vmd, b->eng, &ymd, b->eng, NULL);
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, "a reorder (transpose)");
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dnnl_memory_t base = dn_plain(b, x);
+    void *h = NULL;
+    if (base)
+        dnnl_memory_get_data_handle(base, &h);
+    dnnl_memory_t xm = base ? dn_mem_new(b, &vmd, h) : NULL;
+    dn_val *y = xm ? dn_out(b, n, 0, &ymd) : NULL;
+    if (!y) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, y->mem}};
+    return dn_step_add(b, pd, 2, args);
+}
+
+bool dn_op_reshape(dn_builder *b, carve_node_id n)
+{
+    dn_val *x = dn_in(b, n, 0);
+    if (!x)
+        return false;
+    if (b->check)
+        return true; /* a view: nothing for oneDNN to refuse */
+    return dn_out_view(b, n, 0, x) != NULL;
+}
+
+/* ------------------------------------------------------------ Resize */
+
+typedef enum { CT_HALF, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TFNN, CT_HALF_SYM, CT_OTHER } ct_mode;
+
+static double onnx_coord(ct_mode ct, double x, double scale, double in, double out)
+{
+    switch (ct) {
+    case CT_HALF: return (x + 0.5) / scale - 0.5;
+    case CT_PYTORCH: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CT_ALIGN: return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
+    case CT_ASYM: return x / scale;
+    case CT_TFNN: return (x + 0.5) / scale;
+    case CT_HALF_SYM: {
+        double adj = out / (in * scale);
+        return in / 2 * (1 - adj) + (x + 0.5) / scale - 0.5;
+    }
+    default: return x;
+    }
+}
+
+static int64_t onnx_nearest(const char *nm, double x)
+{
+    if (!strcmp(nm, "floor"))
+        return (int64_t)floor(x);
+    if (!strcmp(nm, "ceil"))
+        return (int64_t)ceil(x);
+    double f = floor(x);
+    if (x - f == 0.5)
+        return !strcmp(nm, "round_prefer_ceil") ? (int64_t)f + 1 : (int64_t)f;
+    return (int64_t)floor(x + 0.5);
+}
+
+static int64_t clampi(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
+
+bool dn_op_resize(dn_builder *b, carve_node_id n)
+{
+    int64_t opset = carve_model_opset(b->m, "");
+    if (opset < 11)
+        return dn_fail(b, DN_R_ATTR, "Resize before opset 11 (no coordinate_transformation_mode): refused");
+    char mode[16], ctb[32], nm[32], kar[16];
+    dn_attr_s(b, n, "mode", "nearest", mode, sizeof mode);
+    dn_attr_s(b, n, "coordinate_transformation_mode", "half_pixel", ctb, sizeof ctb);
+    dn_attr_s(b, n, "nearest_mode", "round_prefer_floor", nm, sizeof nm);
+    dn_attr_s(b, n, "keep_aspect_ratio_policy", "stretch", kar, sizeof kar);
+    bool linear = !strcmp(mode, "linear");
+    if (!linear && strcmp(mode, "nearest"))
+        return dn_fail(b, DN_R_ATTR, "attribute mode = '%s'; allowed: nearest, linear", mode);
+    if (dn_attr_i(b, n, "antialias", 0))
+        return dn_fail(b, DN_R_ATTR, "attribute antialias = 1; allowed: 0");
+    if (dn_attr_has(b, n, "axes"))
+        return dn_fail(b, DN_R_ATTR, "attribute axes is set; the onednn backend takes Resize over all axes");
+    if (strcmp(kar, "stretch"))
+        return dn_fail(b, DN_R_ATTR, "attribute keep_aspect_ratio_policy = '%s'; allowed: stretch", kar);
+    static const struct {
+        const char *name;
+        ct_mode ct;
+    } cts[] = {{"half_pixel", CT_HALF},  {"pytorch_half_pixel", CT_PYTORCH}, {"align_corners", CT_ALIGN},
+               {"asymmetric", CT_ASYM}, {"tf_half_pixel_for_nn", CT_TFNN}, {"half_pixel_symmetric", CT_HALF_SYM}};
+    ct_mode ct = CT_OTHER;
+    for (size_t i = 0; i < sizeof cts / sizeof *cts; i++)
+        if (!strcmp(ctb, cts[i].name))
+            ct = cts[i].ct;
+    if (ct == CT_OTHER)
+        return dn_fail(b, DN_R_ATTR, "attribute coordinate_transformation_mode = '%s'; allowed where they match "
+                                     "oneDNN: half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
+                                     "tf_half_pixel_for_nn, half_pixel_symmetric", ctb);
+    dn_val *x = dn_in(b, n, 0);
+    if (!x)
+        return false;
+    int r = x->rank;
+    if (r < 3 || r > 5)
+        return dn_fail(b, DN_R_INPUT, "input X has rank %d; oneDNN resamples 1 to 3 spatial dims of N, C, ...", r);
+    carve_value_id yv = carve_node_output(b->m, n, 0);
+    dnnl_dims_t yd;
+    for (int d = 0; d < r; d++)
+        yd[d] = carve_value_dim(b->m, yv, d).value;
+    float sc[DNNL_MAX_NDIMS];
+    size_t ns = 0;
+    bool have_scales = dn_has_in(b, n, 2) && dn_const_floats(b, n, 2, sc, DNNL_MAX_NDIMS, &ns) && ns > 0;
+    if (have_scales && ns != (size_t)r)
+        return dn_fail(b, DN_R_INPUT, "input scales has %zu values for rank %d", ns, r);
+    if (yd[0] != x->dims[0] || yd[1] != x->dims[1] || (have_scales && (sc[0] != 1.0f || sc[1] != 1.0f)))
+        return dn_fail(b, DN_R_INPUT, "Resize changes the N or C dim; oneDNN resamples spatial dims only");
+    float factors[3];
+    for (int d = 2; d < r; d++) {
+        int64_t in = x->dims[d], out = yd[d];
+        if (in < 1 || out < 1)
+            return dn_fail(b, DN_R_INPUT, "empty spatial dim");
+        double scale = have_scales ? (double)sc[d] : (double)out / (double)in;
+        factors[d - 2] = (float)out / (float)in;
+        for (int64_t o = 0; o < out; o++) {
+            double xo = onnx_coord(ct, (double)o, scale, (double)in, (double)out);
+            double xd = ((double)o + 0.5) * (double)in / (double)out - 0.5; /* oneDNN's source position */
+            if (linear) {
+                double a = xo < 0 ? 0 : xo > in - 1 ? (double)(in - 1) : xo;
+                double c = xd < 0 ? 0 : xd > in - 1 ? (double)(in - 1) : xd;
+                if (fabs(a - c) > 1e-4)
+                    return dn_fail(b, DN_R_ATTR,
+                                   "linear Resize with coordinate_transformation_mode = '%s' and these scales "
+                                   "samples other source positions than oneDNN (output %lld of axis %d: %g vs %g); "
+                                   "oneDNN matches half_pixel with scales out/in",
+                                   ctb, (long long)o, d, a, c);
+            } else {
+                int64_t io = clampi(onnx_nearest(nm, xo), in);
+                int64_t id = clampi((int64_t)roundf((float)xd), in);
+                if (io != id)
+                    return dn_fail(b, DN_R_ATTR,
+                                   "nearest Resize with coordinate_transformation_mode = '%s' and nearest_mode = "
+                                   "'%s' picks other source pixels than oneDNN (output %lld of axis %d: %lld vs "
+                                   "%lld)",
+                                   ctb, nm, (long long)o, d, (long long)io, (long long)id);
+            }
+        }
+    }
+    dnnl_memory_desc_t ymd;
+    dn_any_md(&ymd, r, yd);
+    dnnl_resampling_desc_t d;
+    dnnl_status_t st = dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
+                                                         linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
+                                                         factors, &x->md, &ymd);
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, "a resampling");
+    dnnl_primitive_desc_t pd;
+    if (!dn_pd(b, &d, NULL, &pd, "a resampling"))
+        return false;
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dn_val *y = dn_def(b, yv, dn_pd_md(pd, dnnl_query_dst_md));
+    if (!y) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, x->mem}, {DNNL_ARG_DST, y->mem}};
+    return dn_step_add(b, pd, 2, args);
+}
