@@ -129,7 +129,7 @@ bool dn_check_tensors(dn_builder *b, carve_node_id n)
             }
             /* Data tensors are float32; other inputs (shapes, axes,
              * scales, bounds) are checked by the op as constants. */
-            bool data = pass || i == 0;
+            bool data = i == 0;
             if (data && carve_value_dtype(b->m, v) != CARVE_FLOAT)
                 return dn_fail(b, DN_R_DTYPE, "%s %zu '%s' is %s; the onednn backend takes float32", role, i,
                                carve_value_name(b->m, v), carve_dtype_name(carve_value_dtype(b->m, v)));

@@ -195,7 +195,7 @@ dnnl_alg_kind_t dn_binary_alg(const char *op);
 typedef struct dn_fusion {
     size_t n;                 /* nodes fused */
     carve_node_id nodes[8];
-    int kind[8];              /* 0 eltwise (n_elt entries), 1 binary */
+    int kind[8];              /* 0 eltwise (n_elt entries), 1 binary, 2 sum */
     dn_elt elt[8][2];
     int n_elt[8];
     dnnl_alg_kind_t bin_alg[8];
@@ -204,8 +204,17 @@ typedef struct dn_fusion {
     carve_value_id last;      /* the value the whole chain defines */
     int nd;                   /* the primitive's destination dims */
     dnnl_dims_t dims;
+    /* The destination layout the primitive picks without post-ops:
+     * full-size binary operands are read in it. */
+    bool has_pref;
+    dnnl_memory_desc_t pref;
 } dn_fusion;
-void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t dims, dn_fusion *f);
+void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t dims, bool allow_sum, dn_fusion *f);
+/* Defines the value ending the first k fused nodes in layout md (the
+ * primitive's destination); with a sum post-op among them the destination
+ * first holds the summed operand: in place when nothing else reads it,
+ * else a copy made by a reorder step. */
+dnnl_memory_t dn_fusion_def(dn_builder *b, const dn_fusion *f, size_t k, const dnnl_memory_desc_t *md);
 /* Attributes with the first k fused post-ops; args for their binary
  * operands are appended to args at *nargs. */
 bool dn_fusion_attr(dn_builder *b, const dn_fusion *f, size_t k, dnnl_primitive_attr_t *attr,
@@ -213,7 +222,7 @@ bool dn_fusion_attr(dn_builder *b, const dn_fusion *f, size_t k, dnnl_primitive_
 /* Marks the first k fused nodes done; returns the value ending the chain. */
 carve_value_id dn_fusion_commit(dn_builder *b, const dn_fusion *f, size_t k);
 /* Tries pd creation with k = f->n .. 0 post-ops (op_desc fixed). */
-bool dn_pd_fused(dn_builder *b, const void *op_desc, const dn_fusion *f, size_t *k, dnnl_primitive_desc_t *pd,
+bool dn_pd_fused(dn_builder *b, const void *op_desc, dn_fusion *f, size_t *k, dnnl_primitive_desc_t *pd,
                  dnnl_exec_arg_t *args, int *nargs, const char *what);
 
 /* ---- backend.c */

@@ -14,7 +14,8 @@
 /* The operand layout of a binary post-op: the operand's own layout when it
  * has the destination's dims, else a plain broadcast view padded with
  * leading ones. */
-static void operand_md(const dn_val *o, int nd, const dnnl_dims_t dims, dnnl_memory_desc_t *md, dnnl_dims_t od)
+static void operand_md(const dn_fusion *f, const dn_val *o, int nd, const dnnl_dims_t dims, dnnl_memory_desc_t *md,
+                       dnnl_dims_t od)
 {
     int pad = nd - o->rank;
     bool same = o->rank == nd;
@@ -22,14 +23,17 @@ static void operand_md(const dn_val *o, int nd, const dnnl_dims_t dims, dnnl_mem
         od[d] = d < pad ? 1 : o->dims[d - pad];
         same = same && od[d] == dims[d];
     }
-    if (same)
+    if (same && f->has_pref)
+        *md = f->pref;
+    else if (same)
         *md = o->md;
     else
         dn_plain_md(md, nd, od);
 }
 
-void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t dims, dn_fusion *f)
+void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t dims, bool allow_sum, dn_fusion *f)
 {
+    bool have_sum = false;
     memset(f, 0, sizeof *f);
     f->first = f->last = dst;
     f->nd = nd;
@@ -75,7 +79,17 @@ void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t
             dn_val *o = dn_in(b, c, oi);
             if (!o)
                 break;
+            bool full = o->rank == nd;
+            for (int d = 0; full && d < nd; d++)
+                full = o->dims[d] == dims[d];
             f->kind[k] = 1;
+            if (full && alg == dnnl_binary_add && allow_sum && !have_sum) {
+                /* oneDNN's fast convolutions take a full-size addend as a
+                 * sum post-op (accumulated into the destination), not as a
+                 * binary one. */
+                f->kind[k] = 2;
+                have_sum = true;
+            }
             f->bin_alg[k] = alg;
             f->bin_src[k] = o;
         }
@@ -106,16 +120,22 @@ bool dn_fusion_attr(dn_builder *b, const dn_fusion *f, size_t k, dnnl_primitive_
                     dnnl_post_ops_append_eltwise(po, 1.0f, f->elt[i][e].alg, f->elt[i][e].alpha, f->elt[i][e].beta);
             continue;
         }
+        if (f->kind[i] == 2) {
+            if (po)
+                dnnl_post_ops_append_sum(po, 1.0f);
+            idx++;
+            continue;
+        }
         dn_val *o = f->bin_src[i];
         dnnl_memory_desc_t md;
         dnnl_dims_t od;
-        operand_md(o, f->nd, f->dims, &md, od);
+        operand_md(f, o, f->nd, f->dims, &md, od);
         if (po)
             dnnl_post_ops_append_binary(po, f->bin_alg[i], &md);
         if (args) {
             dnnl_memory_t mem;
-            if (dnnl_memory_desc_equal(&md, &o->md))
-                mem = o->mem;
+            if (o->rank == f->nd && !memcmp(od, o->dims, sizeof(dnnl_dim_t) * (size_t)f->nd))
+                mem = dn_as(b, o, &md);
             else {
                 dnnl_memory_desc_t vmd;
                 mem = dn_view(b, o, f->nd, od, &vmd);
@@ -140,20 +160,42 @@ bool dn_fusion_attr(dn_builder *b, const dn_fusion *f, size_t k, dnnl_primitive_
     return true;
 }
 
-bool dn_pd_fused(dn_builder *b, const void *op_desc, const dn_fusion *f, size_t *k, dnnl_primitive_desc_t *pd,
+bool dn_pd_fused(dn_builder *b, const void *op_desc, dn_fusion *f, size_t *k, dnnl_primitive_desc_t *pd,
                  dnnl_exec_arg_t *args, int *nargs, const char *what)
 {
     *k = 0;
+    f->has_pref = false;
+    /* The implementation and destination layout oneDNN picks without
+     * post-ops: a fusion that makes it fall back to a slower implementation
+     * (a gemm-based or reference convolution) is dropped. */
+    char impl[128] = "";
+    if (f->n) {
+        dnnl_primitive_desc_t plain = NULL;
+        if (dnnl_primitive_desc_create(&plain, op_desc, NULL, b->eng, NULL) == dnnl_success) {
+            f->pref = *dn_pd_md(plain, dnnl_query_dst_md);
+            f->has_pref = true;
+            const char *s = NULL;
+            if (dnnl_primitive_desc_query(plain, dnnl_query_impl_info_str, 0, &s) == dnnl_success && s)
+                snprintf(impl, sizeof impl, "%s", s);
+            dnnl_primitive_desc_destroy(plain);
+        }
+    }
     for (size_t kk = f->n; kk > 0; kk--) {
         dnnl_primitive_attr_t attr = NULL;
         if (!dn_fusion_attr(b, f, kk, &attr, NULL, NULL))
             continue;
         dnnl_status_t st = dnnl_primitive_desc_create(pd, op_desc, attr, b->eng, NULL);
         dnnl_primitive_attr_destroy(attr);
-        if (st == dnnl_success) {
+        if (st != dnnl_success)
+            continue;
+        const char *s = NULL;
+        dnnl_primitive_desc_query(*pd, dnnl_query_impl_info_str, 0, &s);
+        if (!impl[0] || (s && !strcmp(s, impl))) {
             *k = kk;
             break;
         }
+        dnnl_primitive_desc_destroy(*pd);
+        *pd = NULL;
     }
     if (!*k && !dn_pd(b, op_desc, NULL, pd, what))
         return false;
@@ -172,4 +214,38 @@ carve_value_id dn_fusion_commit(dn_builder *b, const dn_fusion *f, size_t k)
     for (size_t i = 0; i < k; i++)
         dn_mark_done(b, f->nodes[i]);
     return k ? carve_node_output(b->m, f->nodes[k - 1], 0) : f->first;
+}
+
+dnnl_memory_t dn_fusion_def(dn_builder *b, const dn_fusion *f, size_t k, const dnnl_memory_desc_t *md)
+{
+    carve_value_id end = dn_fusion_commit(b, f, k);
+    const dn_val *addend = NULL;
+    carve_node_id add = CARVE_NONE;
+    for (size_t i = 0; i < k; i++)
+        if (f->kind[i] == 2)
+            addend = f->bin_src[i], add = f->nodes[i];
+    if (!addend) {
+        dn_val *y = dn_def(b, end, md);
+        return y ? y->mem : NULL;
+    }
+    dn_val *o = dn_find(b, addend->id);
+    if (!o->is_const && dn_sole_consumer(b, o->id) == add && dnnl_memory_desc_equal(&o->md, md)) {
+        dn_val *y = dn_def(b, end, NULL); /* in place: the addend's buffer becomes the output */
+        if (!y)
+            return NULL;
+        y->md = *md;
+        y->mem = o->mem;
+        return y->mem;
+    }
+    dn_val *y = dn_def(b, end, md);
+    if (!y)
+        return NULL;
+    dnnl_primitive_desc_t rpd;
+    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&rpd, &o->md, b->eng, md, b->eng, NULL);
+    if (st != dnnl_success) {
+        dn_dnnl_fail(b, st, "a reorder (sum operand)");
+        return NULL;
+    }
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, o->mem}, {DNNL_ARG_DST, y->mem}};
+    return dn_step_add(b, rpd, 2, args) ? y->mem : NULL;
 }

@@ -211,7 +211,7 @@ static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
     if (st != dnnl_success)
         return dn_dnnl_fail(b, st, what);
     dn_fusion f;
-    dn_fusion_plan(b, yv, yt.rank, yt.dims, &f);
+    dn_fusion_plan(b, yv, yt.rank, yt.dims, true, &f);
     dnnl_exec_arg_t args[DN_MAX_ARGS];
     int nargs = 0;
     size_t k;
@@ -223,14 +223,14 @@ static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
     dnnl_memory_t xm = dn_as(b, x, dn_pd_md(pd, dnnl_query_src_md));
     dnnl_memory_t wm = xm ? weights_mem(b, w, &wview, dn_pd_md(pd, dnnl_query_weights_md)) : NULL;
     dnnl_memory_t bm = bias && wm ? dn_plain(b, bias) : NULL;
-    dn_val *y = wm && (!bias || bm) ? dn_def(b, dn_fusion_commit(b, &f, k), dn_pd_md(pd, dnnl_query_dst_md)) : NULL;
-    if (!y) {
+    dnnl_memory_t ym = wm && (!bias || bm) ? dn_fusion_def(b, &f, k, dn_pd_md(pd, dnnl_query_dst_md)) : NULL;
+    if (!ym) {
         dnnl_primitive_desc_destroy(pd);
         return false;
     }
     args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, xm};
     args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm};
-    args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, y->mem};
+    args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, ym};
     int base = 3;
     if (bias)
         args[base++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bm};
@@ -324,7 +324,7 @@ static bool matmul_build(dn_builder *b, carve_node_id n, mm_operand *a, mm_opera
         return dn_dnnl_fail(b, st, "a matmul");
     dn_fusion f;
     if (fuse)
-        dn_fusion_plan(b, yv, nd, yd, &f);
+        dn_fusion_plan(b, yv, nd, yd, false, &f);
     else {
         memset(&f, 0, sizeof f);
         f.first = f.last = yv;
