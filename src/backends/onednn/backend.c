@@ -117,19 +117,19 @@ bool dn_check_tensors(dn_builder *b, carve_node_id n)
             if (r > DNNL_MAX_NDIMS)
                 return dn_fail(b, DN_R_INPUT, "%s %zu '%s' has rank %d; oneDNN takes at most %d", role, i,
                                carve_value_name(b->m, v), r, DNNL_MAX_NDIMS);
+            /* Data tensors are float32 and not empty; other inputs
+             * (shapes, axes, scales, an empty roi, bounds) are the op's. */
+            bool data = i == 0;
             for (int d = 0; d < r; d++) {
                 carve_dim dim = carve_value_dim(b->m, v, d);
                 if (dim.value < 0)
                     return dn_fail(b, DN_R_SHAPE, "%s %zu '%s' dim %d is %s%s; fix it with --dim", role, i,
                                    carve_value_name(b->m, v), d, dim.param ? "symbolic: " : "unknown",
                                    dim.param ? dim.param : "");
-                if (dim.value == 0)
+                if (dim.value == 0 && data)
                     return dn_fail(b, DN_R_INPUT, "%s %zu '%s' is empty (dim %d is 0)", role, i,
                                    carve_value_name(b->m, v), d);
             }
-            /* Data tensors are float32; other inputs (shapes, axes,
-             * scales, bounds) are checked by the op as constants. */
-            bool data = i == 0;
             if (data && carve_value_dtype(b->m, v) != CARVE_FLOAT)
                 return dn_fail(b, DN_R_DTYPE, "%s %zu '%s' is %s; the onednn backend takes float32", role, i,
                                carve_value_name(b->m, v), carve_dtype_name(carve_value_dtype(b->m, v)));

@@ -482,3 +482,17 @@ bool dn_attr_has(const dn_builder *b, carve_node_id n, const char *name)
             return true;
     return false;
 }
+
+bool dn_pd_is_ref(const_dnnl_primitive_desc_t pd)
+{
+    const char *s = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s) == dnnl_success && s &&
+           !strncmp(s, "ref", 3);
+}
+
+bool dn_md_is_plain(const dnnl_memory_desc_t *md)
+{
+    dnnl_memory_desc_t p;
+    dn_plain_md(&p, md->ndims, md->dims);
+    return dnnl_memory_desc_equal(&p, md) != 0;
+}

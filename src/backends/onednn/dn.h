@@ -131,6 +131,10 @@ bool dn_pd(dn_builder *b, const void *op_desc, const_dnnl_primitive_attr_t attr,
 /* Adds a step running pd's primitive with args (destroys pd). In check
  * mode only destroys pd. */
 bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args);
+/* Whether oneDNN picked its reference implementation (a slow loop): ops
+ * on a blocked layout then retry on the plain one. */
+bool dn_pd_is_ref(const_dnnl_primitive_desc_t pd);
+bool dn_md_is_plain(const dnnl_memory_desc_t *md);
 const dnnl_memory_desc_t *dn_pd_md(dnnl_primitive_desc_t pd, dnnl_query_t q);
 /* A new memory the program owns (md; DNNL_MEMORY_ALLOCATE or a handle). */
 dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *handle);
@@ -184,6 +188,7 @@ bool dn_op_reshape(dn_builder *b, carve_node_id n);
 typedef struct dn_elt {
     dnnl_alg_kind_t alg;
     float alpha, beta;
+    int data_in; /* the input holding the data (1 for "c - x" ...) */
 } dn_elt;
 int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reason);
 /* Binary ops: the oneDNN algorithm of an ONNX binary op, or 0. */

@@ -53,6 +53,8 @@ void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t
             break;
         size_t k = f->n;
         int ne = dn_eltwise_map(b, c, f->elt[k], false);
+        if (ne > 0 && carve_node_input(b->m, c, (size_t)f->elt[k][0].data_in) != cur)
+            break;
         if (ne > 0) {
             f->kind[k] = 0;
             f->n_elt[k] = ne;

@@ -4,10 +4,47 @@
  * layout their input lives in, blocked or not.
  */
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <string.h>
 
 #include "dn.h"
+
+/* Add/Sub/Mul of a float32 constant scalar (and Div by a power of two,
+ * where x * (1 / c) is exact): eltwise linear, which fuses as a post-op. */
+static int scalar_linear(dn_builder *b, carve_node_id n, const char *op, dn_elt *e)
+{
+    if (carve_node_input_count(b->m, n) != 2)
+        return 0;
+    for (size_t ci = 0; ci < 2; ci++) {
+        carve_value_id cv = carve_node_input(b->m, n, ci), xv = carve_node_input(b->m, n, 1 - ci);
+        float c;
+        size_t cnt = 0;
+        if (cv == CARVE_NONE || xv == CARVE_NONE || !dn_const_floats(b, n, ci, &c, 1, &cnt) || cnt != 1)
+            continue;
+        /* the output must have the data's shape (no broadcast by the scalar's rank) */
+        carve_value_id y = carve_node_output(b->m, n, 0);
+        if (carve_value_rank(b->m, y) != carve_value_rank(b->m, xv) || carve_value_dtype(b->m, xv) != CARVE_FLOAT)
+            return 0;
+        e->data_in = (int)(1 - ci);
+        if (!strcmp(op, "Add"))
+            e->alpha = 1, e->beta = c;
+        else if (!strcmp(op, "Mul"))
+            e->alpha = c, e->beta = 0;
+        else if (!strcmp(op, "Sub"))
+            e->alpha = ci == 1 ? 1.0f : -1.0f, e->beta = ci == 1 ? -c : c;
+        else if (!strcmp(op, "Div") && ci == 1) {
+            int ex;
+            if (!(c != 0 && frexpf(c, &ex) == 0.5f) && !(c != 0 && frexpf(c, &ex) == -0.5f))
+                return 0;
+            e->alpha = 1.0f / c, e->beta = 0;
+        } else
+            return 0;
+        e->alg = dnnl_eltwise_linear;
+        return 1;
+    }
+    return 0;
+}
 
 int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reason)
 {
@@ -16,6 +53,9 @@ int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reaso
         return 0;
     out[0].alpha = out[0].beta = 0;
     out[1].alpha = out[1].beta = 0;
+    out[0].data_in = out[1].data_in = 0;
+    if (dn_binary_alg(op))
+        return scalar_linear(b, n, op, &out[0]);
     static const struct {
         const char *op;
         dnnl_alg_kind_t alg;
@@ -30,20 +70,20 @@ int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reaso
             return 1;
         }
     if (!strcmp(op, "LeakyRelu")) {
-        out[0] = (dn_elt){dnnl_eltwise_relu, dn_attr_f(b, n, "alpha", 0.01f), 0};
+        out[0] = (dn_elt){dnnl_eltwise_relu, dn_attr_f(b, n, "alpha", 0.01f), 0, 0};
         return 1;
     }
     if (!strcmp(op, "Elu")) {
-        out[0] = (dn_elt){dnnl_eltwise_elu, dn_attr_f(b, n, "alpha", 1.0f), 0};
+        out[0] = (dn_elt){dnnl_eltwise_elu, dn_attr_f(b, n, "alpha", 1.0f), 0, 0};
         return 1;
     }
     if (!strcmp(op, "Neg")) {
-        out[0] = (dn_elt){dnnl_eltwise_linear, -1.0f, 0};
+        out[0] = (dn_elt){dnnl_eltwise_linear, -1.0f, 0, 0};
         return 1;
     }
     if (!strcmp(op, "HardSigmoid")) { /* max(0, min(1, alpha x + beta)) */
-        out[0] = (dn_elt){dnnl_eltwise_linear, dn_attr_f(b, n, "alpha", 0.2f), dn_attr_f(b, n, "beta", 0.5f)};
-        out[1] = (dn_elt){dnnl_eltwise_clip_v2, 0.0f, 1.0f};
+        out[0] = (dn_elt){dnnl_eltwise_linear, dn_attr_f(b, n, "alpha", 0.2f), dn_attr_f(b, n, "beta", 0.5f), 0};
+        out[1] = (dn_elt){dnnl_eltwise_clip_v2, 0.0f, 1.0f, 0};
         return 2;
     }
     if (!strcmp(op, "Gelu")) {
@@ -88,7 +128,7 @@ int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reaso
                 dn_fail(b, DN_R_INPUT, "Clip bound is NaN");
             return 0;
         }
-        out[0] = (dn_elt){dnnl_eltwise_clip_v2, lo, hi};
+        out[0] = (dn_elt){dnnl_eltwise_clip_v2, lo, hi, 0};
         return 1;
     }
     return 0;
@@ -127,22 +167,35 @@ bool dn_op_eltwise(dn_builder *b, carve_node_id n)
     int ne = dn_eltwise_map(b, n, e, true);
     if (!ne)
         return b->reason ? false : dn_fail(b, DN_R_OP, "no oneDNN eltwise for %s", carve_node_op(b->m, n));
-    dn_val *x = dn_in(b, n, 0);
+    dn_val *x = dn_in(b, n, (size_t)e[0].data_in);
     if (!x)
         return false;
     carve_node_id mul = swish_mul(b, n);
     if (mul != CARVE_NONE)
-        e[0] = (dn_elt){dnnl_eltwise_swish, 1.0f, 0}, ne = 1;
+        e[0] = (dn_elt){dnnl_eltwise_swish, 1.0f, 0, 0}, ne = 1;
     dn_val *cur = x;
     for (int i = 0; i < ne; i++) {
         dnnl_eltwise_desc_t d;
-        dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, e[i].alg, &cur->md,
-                                                          e[i].alpha, e[i].beta);
+        dnnl_memory_desc_t smd = cur->md;
+        dnnl_status_t st = dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, e[i].alg, &smd, e[i].alpha,
+                                                          e[i].beta);
         if (st != dnnl_success)
             return dn_dnnl_fail(b, st, "an eltwise");
         dnnl_primitive_desc_t pd;
         if (!dn_pd(b, &d, NULL, &pd, "an eltwise"))
             return false;
+        if (dn_pd_is_ref(pd) && !dn_md_is_plain(&smd)) {
+            dnnl_primitive_desc_t pd2 = NULL;
+            dn_plain_md(&smd, cur->nd, cur->dims);
+            if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, e[i].alg, &smd, e[i].alpha, e[i].beta) ==
+                    dnnl_success &&
+                dnnl_primitive_desc_create(&pd2, &d, NULL, b->eng, NULL) == dnnl_success) {
+                dnnl_primitive_desc_destroy(pd);
+                pd = pd2;
+            } else {
+                smd = cur->md;
+            }
+        }
         if (b->check) {
             dn_step_add(b, pd, 0, NULL);
             continue;
@@ -160,7 +213,12 @@ bool dn_op_eltwise(dn_builder *b, carve_node_id n)
             dnnl_primitive_desc_destroy(pd);
             return false;
         }
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, cur->mem}, {DNNL_ARG_DST, y->mem}};
+        dnnl_memory_t sm = dn_as(b, cur, &smd);
+        if (!sm) {
+            dnnl_primitive_desc_destroy(pd);
+            return false;
+        }
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, sm}, {DNNL_ARG_DST, y->mem}};
         if (!dn_step_add(b, pd, 2, args))
             return false;
         cur = y;
@@ -193,6 +251,9 @@ bool dn_op_binary(dn_builder *b, carve_node_id n)
     dnnl_alg_kind_t alg = dn_binary_alg(op);
     if (!alg)
         return dn_fail(b, DN_R_OP, "no oneDNN binary for %s", op);
+    dn_elt e[2];
+    if (dn_eltwise_map(b, n, e, false))
+        return dn_op_eltwise(b, n); /* by a constant scalar: eltwise linear */
     if (carve_node_input_count(b->m, n) != 2)
         return dn_fail(b, DN_R_INPUT, "%s with %zu inputs; the onednn backend takes two", op,
                        carve_node_input_count(b->m, n));
@@ -236,10 +297,23 @@ bool dn_op_binary(dn_builder *b, carve_node_id n)
     dnnl_primitive_desc_t pd;
     if (!dn_pd(b, &d, NULL, &pd, "a binary"))
         return false;
+    if (dn_pd_is_ref(pd) && !dn_md_is_plain(&amd)) { /* blocked layout without a jit kernel: plain */
+        dnnl_memory_desc_t pa, pc;
+        dnnl_primitive_desc_t pd2 = NULL;
+        dn_plain_md(&pa, nd, ad);
+        pc = c_full ? pa : cmd;
+        if (dnnl_binary_desc_init(&d, alg, &pa, &pc, &ymd) == dnnl_success &&
+            dnnl_primitive_desc_create(&pd2, &d, NULL, b->eng, NULL) == dnnl_success) {
+            dnnl_primitive_desc_destroy(pd);
+            pd = pd2;
+            amd = pa;
+            cmd = pc;
+        }
+    }
     if (b->check)
         return dn_step_add(b, pd, 0, NULL);
     dnnl_memory_desc_t vmd;
-    dnnl_memory_t am = a->rank == nd ? a->mem : dn_view(b, a, nd, ad, &vmd);
+    dnnl_memory_t am = a->rank == nd ? dn_as(b, a, &amd) : dn_view(b, a, nd, ad, &vmd);
     dnnl_memory_t cm = !am ? NULL : c_full && c->rank == nd ? dn_as(b, c, &cmd) : dn_view(b, c, nd, cd, &vmd);
     dn_val *y = cm ? dn_def(b, yv, dn_pd_md(pd, dnnl_query_dst_md)) : NULL;
     if (!y) {
