@@ -53,7 +53,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--threads"))
             carve_set_threads(atoi(argv[i + 1]));
     }
-    if (carve_fold(m, NULL, NULL) != CARVE_OK || cv_infer_model(m, NULL) != CARVE_OK) {
+    carve_fold_opts fo;
+    memset(&fo, 0, sizeof fo);
+    fo.recompose = true;
+    if (carve_fold(m, &fo, NULL) != CARVE_OK || cv_infer_model(m, NULL) != CARVE_OK) {
         fprintf(stderr, "fold/infer: %s\n", carve_errmsg(ctx));
         return 1;
     }

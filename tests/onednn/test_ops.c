@@ -5,6 +5,7 @@
  */
 #include "dntest.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
@@ -403,4 +404,94 @@ TEST(two_threads_same_result)
     DT_RUN(&t, DT_TOL_ACC);
     carve_set_threads(1);
     dt_free(&t);
+}
+
+/* x * Clip(x + 3, 0, 6) / 6, the HardSwish of opset < 14 exporters: one
+ * hardswish, standalone and as a post-op after a Conv. */
+static carve_value_id hardswish_pattern(dt *t, carve_value_id x)
+{
+    float c3 = 3, c0 = 0, c6 = 6;
+    carve_value_id v3 = dt_const_data(t, NULL, CARVE_FLOAT, 0, NULL, &c3, 4);
+    carve_value_id v0 = dt_const_data(t, NULL, CARVE_FLOAT, 0, NULL, &c0, 4);
+    carve_value_id v6 = dt_const_data(t, NULL, CARVE_FLOAT, 0, NULL, &c6, 4);
+    carve_value_id a = dt_op2(t, "Add", x, v3);
+    carve_value_id c = out0(t, dt_node(t, "Clip", 3, IDS(a, v0, v6), 1));
+    return dt_op2(t, "Div", dt_op2(t, "Mul", x, c), v6);
+}
+
+TEST(hardswish_pattern_fused)
+{
+    dt t;
+    dt_init(&t, 11, 19);
+    carve_value_id x = dt_input(&t, "x", 4, D(1, 8, 7, 7), -5, 5);
+    dt_output(&t, hardswish_pattern(&t, x));
+    carve_node_id c = conv(&t, x, 8, 16, 1, 3, true);
+    SETI(&t, c, "pads", 1, 1, 1, 1);
+    dt_output(&t, hardswish_pattern(&t, out0(&t, c)));
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, DT_TOL_ACC);
+    dt_free(&t);
+}
+
+/* PP-OCRv4's block: Conv, scalar Mul and Add, the HardSwish pattern, scalar
+ * Mul and Add, all post-ops of the Conv. */
+TEST(conv_scalar_affine_hardswish_chain)
+{
+    dt t;
+    dt_init(&t, 11, 20);
+    carve_value_id x = dt_input(&t, "x", 4, D(1, 32, 20, 20), -2, 2);
+    carve_node_id c = conv(&t, x, 32, 48, 1, 1, true);
+    float k[4] = {0.9f, 1.8f, 0.4f, -0.3f};
+    carve_value_id v[4];
+    for (int i = 0; i < 4; i++)
+        v[i] = dt_const(&t, NULL, 1, D(1), k[i], k[i] + 1e-3f);
+    carve_value_id a = dt_op2(&t, "Add", dt_op2(&t, "Mul", v[0], out0(&t, c)), v[1]);
+    carve_value_id h = hardswish_pattern(&t, a);
+    carve_value_id z = dt_op2(&t, "Add", dt_op2(&t, "Mul", v[2], h), v[3]);
+    carve_node_id c2 = conv(&t, z, 48, 16, 1, 3, true);
+    dt_output(&t, out0(&t, c2));
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, DT_TOL_ACC);
+    dt_free(&t);
+}
+
+
+static bool post_op_chain(int first, int second, int k)
+{
+    dt t;
+    dt_init(&t, 11, 20);
+    carve_value_id x = dt_input(&t, "x", 4, D(1, 32, 20, 20), -2, 2);
+    carve_node_id c = conv(&t, x, 32, 48, 1, k, true);
+    carve_value_id y = out0(&t, c);
+    int ops[3] = {first, second, first};
+    for (int i = 0; i < 3; i++) {
+        if (ops[i] == 0) {
+            carve_value_id v1 = dt_const(&t, NULL, 1, D(1), 0.8f, 0.81f);
+            carve_value_id v2 = dt_const(&t, NULL, 1, D(1), 0.3f, 0.31f);
+            y = dt_op2(&t, "Add", dt_op2(&t, "Mul", v1, y), v2);
+        } else if (ops[i] == 1)
+            y = hardswish_pattern(&t, y);
+        else if (ops[i] == 2)
+            y = dt_op1(&t, "Relu", y);
+        else
+            y = dt_op1(&t, "Sigmoid", y);
+    }
+    y = out0(&t, conv(&t, y, 48, 16, 1, 3, true));
+    dt_output(&t, y);
+    bool ok = dt_finish(&t) && DT_RUN(&t, DT_TOL_ACC);
+    if (!ok)
+        fprintf(stderr, "  chain %d %d %d after a %dx%d Conv\n", first, second, first, k, k);
+    dt_free(&t);
+    return ok;
+}
+
+/* Every chain of {scalar affine, HardSwish pattern, Relu, Sigmoid} x 3
+ * (a, b, a) after a 1x1 and a 3x3 Conv, then another Conv: the post-op
+ * chains oneDNN gets (one post-op per algorithm) compute what the nodes do. */
+TEST(post_op_chains)
+{
+    for (int k = 1; k <= 3; k += 2)
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                CHECK(post_op_chain(a, b, k));
 }

@@ -200,6 +200,8 @@ dnnl_alg_kind_t dn_binary_alg(const char *op);
 typedef struct dn_fusion {
     size_t n;                 /* nodes fused */
     carve_node_id nodes[8];
+    carve_node_id also[8][3]; /* more nodes an entry stands for (a HardSwish pattern) */
+    int n_also[8];
     int kind[8];              /* 0 eltwise (n_elt entries), 1 binary, 2 sum */
     dn_elt elt[8][2];
     int n_elt[8];
@@ -220,6 +222,10 @@ void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t
  * first holds the summed operand: in place when nothing else reads it,
  * else a copy made by a reorder step. */
 dnnl_memory_t dn_fusion_def(dn_builder *b, const dn_fusion *f, size_t k, const dnnl_memory_desc_t *md);
+/* x -> Add(x, 3) -> Clip(0, 6) -> Mul(x, .) -> Div(., 6) (or Mul by
+ * 1/6), the HardSwish exporters write before opset 14: its four nodes
+ * (nodes[0] the Add) and the value it ends in; x read by nothing else. */
+bool dn_match_hardswish(dn_builder *b, carve_value_id x, carve_node_id nodes[4], carve_value_id *end);
 /* Attributes with the first k fused post-ops; args for their binary
  * operands are appended to args at *nargs. */
 bool dn_fusion_attr(dn_builder *b, const dn_fusion *f, size_t k, dnnl_primitive_attr_t *attr,

@@ -7,6 +7,8 @@
  * oneDNN 2.6). A chain oneDNN does not take whole is shortened until it
  * does.
  */
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dn.h"
@@ -31,6 +33,82 @@ static void operand_md(const dn_fusion *f, const dn_val *o, int nd, const dnnl_d
         dn_plain_md(md, nd, od);
 }
 
+/* The nodes of the body reading v (at most max); SIZE_MAX when v is a body
+ * output or read more than max times. */
+static size_t consumers(const dn_builder *b, carve_value_id v, carve_node_id *out, size_t max)
+{
+    for (size_t i = 0; i < carve_graph_output_count(b->m, b->g); i++)
+        if (carve_graph_output(b->m, b->g, i) == v)
+            return SIZE_MAX;
+    size_t c = 0;
+    for (size_t k = 0; k < b->n_nodes; k++) {
+        carve_node_id n = b->nodes[k];
+        for (size_t i = 0; i < carve_node_input_count(b->m, n); i++)
+            if (carve_node_input(b->m, n, i) == v) {
+                if (c == max)
+                    return SIZE_MAX;
+                out[c++] = n;
+            }
+    }
+    return c;
+}
+
+static bool op_is(const dn_builder *b, carve_node_id n, const char *op)
+{
+    return !strcmp(carve_node_op(b->m, n), op) && !*carve_node_domain(b->m, n);
+}
+
+/* The float constant scalar among n's two inputs, the other being x. */
+static bool const_with(dn_builder *b, carve_node_id n, carve_value_id x, float *c)
+{
+    if (carve_node_input_count(b->m, n) != 2)
+        return false;
+    for (size_t ci = 0; ci < 2; ci++) {
+        size_t cnt = 0;
+        if (carve_node_input(b->m, n, 1 - ci) == x && dn_const_floats(b, n, ci, c, 1, &cnt) && cnt == 1)
+            return true;
+    }
+    return false;
+}
+
+bool dn_match_hardswish(dn_builder *b, carve_value_id x, carve_node_id nodes[4], carve_value_id *end)
+{
+    if (b->check)
+        return false;
+    carve_node_id cx[2], one[1];
+    if (consumers(b, x, cx, 2) != 2)
+        return false;
+    carve_node_id add = op_is(b, cx[0], "Add") ? cx[0] : cx[1], mul = add == cx[0] ? cx[1] : cx[0];
+    float c;
+    if (!op_is(b, add, "Add") || !op_is(b, mul, "Mul") || !const_with(b, add, x, &c) || c != 3.0f)
+        return false;
+    carve_value_id a = carve_node_output(b->m, add, 0);
+    if (consumers(b, a, one, 1) != 1 || !op_is(b, one[0], "Clip"))
+        return false;
+    carve_node_id clip = one[0];
+    dn_elt e[2];
+    if (carve_node_input(b->m, clip, 0) != a || dn_eltwise_map(b, clip, e, false) != 1 || e[0].alpha != 0.0f ||
+        e[0].beta != 6.0f)
+        return false;
+    carve_value_id cv = carve_node_output(b->m, clip, 0);
+    if (consumers(b, cv, one, 1) != 1 || one[0] != mul)
+        return false;
+    carve_value_id mv = carve_node_output(b->m, mul, 0);
+    if (consumers(b, mv, one, 1) != 1)
+        return false;
+    carve_node_id last = one[0];
+    if (!((op_is(b, last, "Div") && carve_node_input(b->m, last, 0) == mv && const_with(b, last, mv, &c) &&
+           c == 6.0f) ||
+          (op_is(b, last, "Mul") && const_with(b, last, mv, &c) && fabsf(c - 1.0f / 6.0f) < 1e-7f)))
+        return false;
+    for (int d = 0; d < carve_value_rank(b->m, x); d++) /* no broadcasting anywhere */
+        if (carve_value_rank(b->m, carve_node_output(b->m, last, 0)) != carve_value_rank(b->m, x))
+            return false;
+    nodes[0] = add, nodes[1] = clip, nodes[2] = mul, nodes[3] = last;
+    *end = carve_node_output(b->m, last, 0);
+    return true;
+}
+
 void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t dims, bool allow_sum, dn_fusion *f)
 {
     bool have_sum = false;
@@ -40,6 +118,20 @@ void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t
     memcpy(f->dims, dims, sizeof f->dims);
     carve_value_id cur = dst;
     while (f->n < 8) {
+        carve_node_id hs[4];
+        carve_value_id hs_end;
+        if (dn_match_hardswish(b, cur, hs, &hs_end)) {
+            size_t k = f->n;
+            f->kind[k] = 0;
+            f->n_elt[k] = 1;
+            f->elt[k][0] = (dn_elt){dnnl_eltwise_hardswish, 1.0f / 6.0f, 0.5f, 0};
+            f->nodes[k] = hs[0];
+            f->also[k][0] = hs[1], f->also[k][1] = hs[2], f->also[k][2] = hs[3];
+            f->n_also[k] = 3;
+            f->n++;
+            f->last = cur = hs_end;
+            continue;
+        }
         carve_node_id c = dn_sole_consumer(b, cur);
         if (c == CARVE_NONE || *carve_node_domain(b->m, c) || carve_node_output_count(b->m, c) != 1)
             break;
@@ -54,6 +146,29 @@ void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t
         size_t k = f->n;
         int ne = dn_eltwise_map(b, c, f->elt[k], false);
         if (ne > 0 && carve_node_input(b->m, c, (size_t)f->elt[k][0].data_in) != cur)
+            break;
+        if (ne == 1 && k > 0 && f->kind[k - 1] == 0 && f->n_elt[k - 1] == 1 && f->n_also[k - 1] < 3 &&
+            f->elt[k - 1][0].alg == dnnl_eltwise_linear && f->elt[k][0].alg == dnnl_eltwise_linear) {
+            /* a2 (a1 x + b1) + b2: one linear */
+            dn_elt *p = &f->elt[k - 1][0], *q = &f->elt[k][0];
+            p->beta = q->alpha * p->beta + q->beta;
+            p->alpha = q->alpha * p->alpha;
+            f->also[k - 1][f->n_also[k - 1]++] = c;
+            f->last = out;
+            cur = out;
+            continue;
+        }
+        /* oneDNN 2.6's jit post-op kernels keep one table of constants per
+         * eltwise algorithm: a second post-op of the same algorithm with
+         * other parameters computes with the first one's (found on two
+         * eltwise_linear post-ops after a brgconv; tests/onednn). At most
+         * one post-op per algorithm in a chain. */
+        bool repeated = false;
+        for (size_t j = 0; j < k && ne > 0; j++)
+            for (int e = 0; e < f->n_elt[j] && f->kind[j] == 0; e++)
+                for (int e2 = 0; e2 < ne; e2++)
+                    repeated = repeated || f->elt[j][e].alg == f->elt[k][e2].alg;
+        if (repeated)
             break;
         if (ne > 0) {
             f->kind[k] = 0;
@@ -213,9 +328,16 @@ bool dn_pd_fused(dn_builder *b, const void *op_desc, dn_fusion *f, size_t *k, dn
 
 carve_value_id dn_fusion_commit(dn_builder *b, const dn_fusion *f, size_t k)
 {
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
         dn_mark_done(b, f->nodes[i]);
-    return k ? carve_node_output(b->m, f->nodes[k - 1], 0) : f->first;
+        for (int j = 0; j < f->n_also[i]; j++)
+            dn_mark_done(b, f->also[i][j]);
+    }
+    if (!k)
+        return f->first;
+    size_t l = k - 1;
+    carve_node_id endn = f->n_also[l] ? f->also[l][f->n_also[l] - 1] : f->nodes[l];
+    return carve_node_output(b->m, endn, 0);
 }
 
 dnnl_memory_t dn_fusion_def(dn_builder *b, const dn_fusion *f, size_t k, const dnnl_memory_desc_t *md)

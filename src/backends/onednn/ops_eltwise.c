@@ -62,13 +62,20 @@ int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reaso
     } simple[] = {
         {"Relu", dnnl_eltwise_relu}, {"Sigmoid", dnnl_eltwise_logistic}, {"Tanh", dnnl_eltwise_tanh},
         {"Abs", dnnl_eltwise_abs},   {"Sqrt", dnnl_eltwise_sqrt},        {"Exp", dnnl_eltwise_exp},
-        {"Log", dnnl_eltwise_log},   {"HardSwish", dnnl_eltwise_hardswish},
+        {"Log", dnnl_eltwise_log},
     };
     for (size_t i = 0; i < sizeof simple / sizeof *simple; i++)
         if (!strcmp(op, simple[i].op)) {
             out[0].alg = simple[i].alg;
             return 1;
         }
+    if (!strcmp(op, "HardSwish")) {
+        /* oneDNN 2.6 documents hardswish without parameters, but some of its
+         * post-op kernels read alpha and beta as x * clip(alpha x + beta, 0,
+         * 1): pass ONNX's 1/6 and 1/2, right under both readings. */
+        out[0] = (dn_elt){dnnl_eltwise_hardswish, 1.0f / 6.0f, 0.5f, 0};
+        return 1;
+    }
     if (!strcmp(op, "LeakyRelu")) {
         out[0] = (dn_elt){dnnl_eltwise_relu, dn_attr_f(b, n, "alpha", 0.01f), 0, 0};
         return 1;
@@ -228,6 +235,32 @@ bool dn_op_eltwise(dn_builder *b, carve_node_id n)
     return true;
 }
 
+/* The four nodes of a HardSwish pattern as one oneDNN hardswish. */
+static bool hardswish_pattern(dn_builder *b, carve_node_id n, carve_value_id xv, const carve_node_id hs[4],
+                              carve_value_id end)
+{
+    dn_val *x = dn_find(b, xv);
+    if (!x && !(x = dn_in(b, n, carve_node_input(b->m, n, 0) == xv ? 0 : 1)))
+        return false;
+    dnnl_eltwise_desc_t d;
+    dnnl_memory_desc_t smd = x->md;
+    if (dnnl_eltwise_forward_desc_init(&d, dnnl_forward_inference, dnnl_eltwise_hardswish, &smd, 1.0f / 6.0f, 0.5f) !=
+        dnnl_success)
+        return dn_fail(b, DN_R_LIB, "oneDNN refused a hardswish");
+    dnnl_primitive_desc_t pd;
+    if (!dn_pd(b, &d, NULL, &pd, "an eltwise (hardswish)"))
+        return false;
+    dn_val *y = dn_def(b, end, dn_pd_md(pd, dnnl_query_dst_md));
+    if (!y) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, x->mem}, {DNNL_ARG_DST, y->mem}};
+    for (int i = 1; i < 4; i++)
+        dn_mark_done(b, hs[i]);
+    return dn_step_add(b, pd, 2, args);
+}
+
 /* Whether a (padded to nd) has dims equal to out. */
 static bool full_dims(const dn_val *a, int nd, const dnnl_dims_t out)
 {
@@ -252,6 +285,11 @@ bool dn_op_binary(dn_builder *b, carve_node_id n)
     if (!alg)
         return dn_fail(b, DN_R_OP, "no oneDNN binary for %s", op);
     dn_elt e[2];
+    carve_node_id hs[4];
+    carve_value_id hs_end;
+    for (size_t i = 0; i < 2 && alg == dnnl_binary_add; i++)
+        if (dn_has_in(b, n, i) && dn_match_hardswish(b, carve_node_input(b->m, n, i), hs, &hs_end) && hs[0] == n)
+            return hardswish_pattern(b, n, carve_node_input(b->m, n, i), hs, hs_end);
     if (dn_eltwise_map(b, n, e, false))
         return dn_op_eltwise(b, n); /* by a constant scalar: eltwise linear */
     if (carve_node_input_count(b->m, n) != 2)
