@@ -216,6 +216,12 @@ bool dn_op_resize(dn_builder *b, carve_node_id n)
     float sc[DNNL_MAX_NDIMS];
     size_t ns = 0;
     bool have_scales = dn_has_in(b, n, 2) && dn_const_floats(b, n, 2, sc, DNNL_MAX_NDIMS, &ns) && ns > 0;
+    if (dn_has_in(b, n, 2) && !have_scales) {
+        carve_value_id sv = carve_node_input(b->m, n, 2);
+        if (carve_value_rank(b->m, sv) != 1 || carve_value_dim(b->m, sv, 0).value != 0)
+            return dn_fail(b, DN_R_INPUT, "input scales is not a constant: the source positions depend on its "
+                                          "values, which the onednn backend checks at compile time");
+    }
     if (have_scales && ns != (size_t)r)
         return dn_fail(b, DN_R_INPUT, "input scales has %zu values for rank %d", ns, r);
     if (yd[0] != x->dims[0] || yd[1] != x->dims[1] || (have_scales && (sc[0] != 1.0f || sc[1] != 1.0f)))
