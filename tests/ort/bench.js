@@ -1,5 +1,6 @@
-// bench.js: onnxruntime (one thread) time per run and peak memory on the
-// inputs carve used (RUN_DIR/inputs/*.npy, from `carve run --output-dir`).
+// bench.js: onnxruntime (one thread, or ORT_THREADS) time per run and peak
+// memory on the inputs carve used (RUN_DIR/inputs/*.npy, from `carve run
+// --output-dir`).
 //   node bench.js MODEL RUN_DIR RUNS
 'use strict';
 const path = require('path');
@@ -9,7 +10,8 @@ const npy = require('./npy');
 (async () => {
   const [model, dir, runsArg] = process.argv.slice(2);
   const runs = Number(runsArg || 5);
-  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const threads = Number(process.env.ORT_THREADS || 1);
+  const s = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1 });
   const feeds = {};
   for (const name of s.inputNames) {
     const t = npy.read(path.join(dir, 'inputs', name.replace(/[/\\: ]/g, '_') + '.npy'));
