@@ -98,7 +98,7 @@ int main(int argc, char **argv)
         return 1;
     }
     double tref = now_ms() - t0;
-    carve_backend_partition p = {m, g, NULL, "onednn", "all"};
+    carve_backend_partition p = {m, g, NULL, "onednn", "all", NULL};
     carve_backend_refusal *ref = calloc(1, sizeof *ref);
     void *h = NULL;
     t0 = now_ms();

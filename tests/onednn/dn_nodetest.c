@@ -104,7 +104,7 @@ static int run_case(const char *dir, const char *name, char *why, size_t wsz)
         if (carve_value_dtype(m, carve_graph_input(m, g, i)) != CARVE_FLOAT)
             goto out; /* a partition's runtime inputs are float32 */
     rc = 0;
-    carve_backend_partition p = {m, g, NULL, "onednn", name};
+    carve_backend_partition p = {m, g, NULL, "onednn", name, NULL};
     carve_backend_refusal *ref = calloc(1, sizeof *ref);
     void *h = NULL;
     carve_status s = be->compile(be->user, &p, &h, ref);

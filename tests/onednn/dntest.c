@@ -131,7 +131,7 @@ bool dt_check_run(dt *t, dt_tol tol, const char *file, int line)
     if (!t_check(carve_model_run(t->m, t->in, want) == CARVE_OK, file, line, "reference run: %s",
                  carve_errmsg(t->ctx)))
         return false;
-    carve_backend_partition p = {t->m, t->g, NULL, "onednn", "test"};
+    carve_backend_partition p = {t->m, t->g, NULL, "onednn", "test", NULL};
     void *h = NULL;
     carve_backend_refusal *r = calloc(1, sizeof *r);
     carve_status s = be->compile(be->user, &p, &h, r);

@@ -163,7 +163,7 @@ TEST(compile_refusal_names_node)
     dt_output(&t, dt_op1(&t, "Tanh", f));
     REQUIRE(dt_finish(&t));
     const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0"};
+    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0", NULL};
     carve_backend_refusal *ref = calloc(1, sizeof *ref);
     void *h = NULL;
     CHECK_INT(be->compile(be->user, &p, &h, ref), CARVE_ERR_UNSUPPORTED);
@@ -184,7 +184,7 @@ TEST(run_checks_its_inputs)
     dt_output(&t, dt_op1(&t, "Relu", x));
     REQUIRE(dt_finish(&t));
     const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0"};
+    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0", NULL};
     carve_backend_refusal *ref = calloc(1, sizeof *ref);
     void *h = NULL;
     REQUIRE(be->compile(be->user, &p, &h, ref) == CARVE_OK);
@@ -220,7 +220,7 @@ TEST(fusion_and_layouts_in_the_program)
     dt_output(&t, dt_op1(&t, "Relu", sum));
     REQUIRE(dt_finish(&t));
     const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0"};
+    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0", NULL};
     carve_backend_refusal *ref = calloc(1, sizeof *ref);
     void *h = NULL;
     REQUIRE(be->compile(be->user, &p, &h, ref) == CARVE_OK);
