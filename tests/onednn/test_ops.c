@@ -495,3 +495,19 @@ TEST(post_op_chains)
             for (int b = 0; b < 4; b++)
                 CHECK(post_op_chain(a, b, k));
 }
+
+TEST(slice_and_pow)
+{
+    dt t;
+    dt_init(&t, 13, 21);
+    carve_value_id x = dt_input(&t, "x", 3, D(2, 10, 12), 0.1f, 2);
+    carve_value_id st = dt_const_i64(&t, "st", 2, D(1, -5)), en = dt_const_i64(&t, "en", 2, D(8, 1000));
+    carve_value_id ax = dt_const_i64(&t, "ax", 2, D(1, 2));
+    dt_output(&t, dt_op1(&t, "Relu", out0(&t, dt_node(&t, "Slice", 4, IDS(x, st, en, ax), 1))));
+    float two = 2.0f, half = 0.5f;
+    dt_output(&t, dt_op2(&t, "Pow", x, dt_const_data(&t, "two", CARVE_FLOAT, 0, NULL, &two, 4)));
+    dt_output(&t, dt_op2(&t, "Pow", x, dt_const_data(&t, "half", CARVE_FLOAT, 0, NULL, &half, 4)));
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, DT_TOL_ACC);
+    dt_free(&t);
+}

@@ -61,6 +61,8 @@ static const struct {
     {"Squeeze", dn_op_reshape},
     {"Unsqueeze", dn_op_reshape},
     {"Identity", dn_op_reshape},
+    {"Slice", dn_op_slice},
+    {"Pow", dn_op_eltwise},
 };
 
 dn_op_fn dn_op_find(const char *op)

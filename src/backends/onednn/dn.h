@@ -180,6 +180,7 @@ bool dn_op_reduce(dn_builder *b, carve_node_id n);
 bool dn_op_concat(dn_builder *b, carve_node_id n);
 bool dn_op_transpose(dn_builder *b, carve_node_id n);
 bool dn_op_reshape(dn_builder *b, carve_node_id n);
+bool dn_op_slice(dn_builder *b, carve_node_id n);
 
 /* Eltwise mapping shared by dn_op_eltwise and the post-op fusions: up to
  * two oneDNN eltwise algorithms for an ONNX activation node (HardSigmoid is

@@ -84,6 +84,20 @@ int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reaso
         out[0] = (dn_elt){dnnl_eltwise_elu, dn_attr_f(b, n, "alpha", 1.0f), 0, 0};
         return 1;
     }
+    if (!strcmp(op, "Pow")) { /* x ^ c, c a constant scalar: eltwise pow (alpha x^beta) */
+        float c;
+        size_t cnt = 0;
+        if (carve_node_input_count(b->m, n) != 2 || !dn_const_floats(b, n, 1, &c, 1, &cnt) || cnt != 1) {
+            if (set_reason)
+                dn_fail(b, DN_R_INPUT, "exponent Y of Pow is not a float32 constant scalar; the onednn backend "
+                                       "maps x ^ c only");
+            return 0;
+        }
+        if (carve_value_rank(b->m, carve_node_output(b->m, n, 0)) != carve_value_rank(b->m, carve_node_input(b->m, n, 0)))
+            return 0;
+        out[0] = (dn_elt){dnnl_eltwise_pow, 1.0f, c, 0};
+        return 1;
+    }
     if (!strcmp(op, "Neg")) {
         out[0] = (dn_elt){dnnl_eltwise_linear, -1.0f, 0, 0};
         return 1;

@@ -137,6 +137,86 @@ bool dn_op_reshape(dn_builder *b, carve_node_id n)
     return dn_out_view(b, n, 0, x) != NULL;
 }
 
+/* Slice with unit steps: a reorder from a sub-memory of the input's plain
+ * buffer (dnnl_memory_desc_init_submemory) into a plain output. */
+bool dn_op_slice(dn_builder *b, carve_node_id n)
+{
+    dn_val *x = dn_in(b, n, 0);
+    if (!x)
+        return false;
+    int r = x->rank;
+    int64_t starts[DNNL_MAX_NDIMS], ends[DNNL_MAX_NDIMS], axes[DNNL_MAX_NDIMS], steps[DNNL_MAX_NDIMS];
+    size_t ns = 0, ne = 0, na = 0, nst = 0;
+    if (carve_model_opset(b->m, "") < 10) {
+        int c1 = dn_attr_ints(b, n, "starts", starts, DNNL_MAX_NDIMS), c2 = dn_attr_ints(b, n, "ends", ends, DNNL_MAX_NDIMS);
+        int c3 = dn_attr_ints(b, n, "axes", axes, DNNL_MAX_NDIMS);
+        if (c1 < 0 || c2 != c1)
+            return dn_fail(b, DN_R_ATTR, "attributes starts and ends are missing or differ in length");
+        ns = ne = (size_t)c1;
+        na = c3 < 0 ? 0 : (size_t)c3;
+    } else {
+        if (!dn_const_ints(b, n, 1, starts, DNNL_MAX_NDIMS, &ns) || !dn_const_ints(b, n, 2, ends, DNNL_MAX_NDIMS, &ne) ||
+            ns != ne)
+            return dn_fail(b, DN_R_INPUT, "inputs starts and ends must be constants of one length");
+        if (dn_has_in(b, n, 3) && !dn_const_ints(b, n, 3, axes, DNNL_MAX_NDIMS, &na))
+            return dn_fail(b, DN_R_INPUT, "input axes is not a constant");
+        if (dn_has_in(b, n, 4) && !dn_const_ints(b, n, 4, steps, DNNL_MAX_NDIMS, &nst))
+            return dn_fail(b, DN_R_INPUT, "input steps is not a constant");
+    }
+    if (!na)
+        for (size_t i = 0; i < ns; i++)
+            axes[i] = (int64_t)i;
+    if (na && na != ns)
+        return dn_fail(b, DN_R_INPUT, "axes has %zu values for %zu starts", na, ns);
+    for (size_t i = 0; i < nst; i++)
+        if (steps[i] != 1)
+            return dn_fail(b, DN_R_INPUT, "steps[%zu] = %lld; the onednn backend slices with step 1 only", i,
+                           (long long)steps[i]);
+    carve_value_id yv = carve_node_output(b->m, n, 0);
+    dnnl_dims_t off = {0}, yd;
+    for (int d = 0; d < r; d++)
+        yd[d] = carve_value_dim(b->m, yv, d).value;
+    for (size_t i = 0; i < ns; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+        if (a < 0 || a >= r)
+            return dn_fail(b, DN_R_INPUT, "axis %lld outside rank %d", (long long)axes[i], r);
+        int64_t dim = x->dims[a], st = starts[i];
+        if (st < 0)
+            st += dim;
+        st = st < 0 ? 0 : st > dim ? dim : st;
+        off[a] = st;
+    }
+    for (int d = 0; d < r; d++)
+        if (off[d] + yd[d] > x->dims[d])
+            return dn_fail(b, DN_R_INPUT, "the slice of axis %d passes the input's end", d);
+    if (r == 0 || dn_count(x) == 0)
+        return dn_fail(b, DN_R_INPUT, "empty or scalar input");
+    dnnl_memory_desc_t xmd, sub, ymd;
+    dn_plain_md(&xmd, x->nd, x->dims);
+    dn_plain_md(&ymd, r, yd);
+    dnnl_status_t st = dnnl_memory_desc_init_submemory(&sub, &xmd, yd, off);
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, "a sub-memory (slice)");
+    dnnl_primitive_desc_t pd;
+    st = dnnl_reorder_primitive_desc_create(&pd, &sub, b->eng, &ymd, b->eng, NULL);
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, "a reorder (slice)");
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dnnl_memory_t base = dn_plain(b, x);
+    void *h = NULL;
+    if (base)
+        dnnl_memory_get_data_handle(base, &h);
+    dnnl_memory_t xm = base ? dn_mem_new(b, &sub, h) : NULL;
+    dn_val *y = xm ? dn_out(b, n, 0, &ymd) : NULL;
+    if (!y) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, y->mem}};
+    return dn_step_add(b, pd, 2, args);
+}
+
 /* ------------------------------------------------------------ Resize */
 
 typedef enum { CT_HALF, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TFNN, CT_HALF_SYM, CT_OTHER } ct_mode;
