@@ -511,3 +511,18 @@ TEST(slice_and_pow)
     DT_RUN(&t, DT_TOL_ACC);
     dt_free(&t);
 }
+
+/* Scalar Mul then Add then Mul (x * a + b) * c: one linear, standalone. */
+TEST(scalar_affine_merged)
+{
+    dt t;
+    dt_init(&t, 13, 22);
+    carve_value_id x = dt_input(&t, "x", 2, D(6, 7), -3, 3);
+    carve_value_id a = dt_const(&t, NULL, 1, D(1), 0.5f, 2), c = dt_const(&t, NULL, 0, NULL, -2, 2);
+    carve_value_id y = dt_op2(&t, "Mul", dt_op2(&t, "Sub", dt_op2(&t, "Mul", x, a), c), a);
+    dt_output(&t, y);
+    dt_output(&t, dt_op2(&t, "Sub", c, x)); /* c - x */
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, DT_TOL_ELT);
+    dt_free(&t);
+}

@@ -168,8 +168,10 @@ void dn_fusion_plan(dn_builder *b, carve_value_id dst, int nd, const dnnl_dims_t
             for (int e = 0; e < f->n_elt[j] && f->kind[j] == 0; e++)
                 for (int e2 = 0; e2 < ne; e2++)
                     repeated = repeated || f->elt[j][e].alg == f->elt[k][e2].alg;
-        if (repeated)
+        if (repeated && !dn_binary_alg(carve_node_op(b->m, c)))
             break;
+        if (repeated)
+            ne = 0; /* a scalar Add/Mul/Sub/Div: a binary post-op with its one-element operand instead */
         if (ne > 0) {
             f->kind[k] = 0;
             f->n_elt[k] = ne;

@@ -194,6 +194,21 @@ bool dn_op_eltwise(dn_builder *b, carve_node_id n)
     carve_node_id mul = swish_mul(b, n);
     if (mul != CARVE_NONE)
         e[0] = (dn_elt){dnnl_eltwise_swish, 1.0f, 0, 0}, ne = 1;
+    /* Scalar affine nodes that follow one another (x * a + b): one linear. */
+    carve_node_id merged[8];
+    size_t n_merged = 0;
+    carve_value_id tail = carve_node_output(b->m, n, 0);
+    while (ne == 1 && e[0].alg == dnnl_eltwise_linear && mul == CARVE_NONE && n_merged < 8) {
+        carve_node_id c = dn_sole_consumer(b, tail);
+        dn_elt q[2];
+        if (c == CARVE_NONE || !dn_binary_alg(carve_node_op(b->m, c)) || dn_eltwise_map(b, c, q, false) != 1 ||
+            q[0].alg != dnnl_eltwise_linear || carve_node_input(b->m, c, (size_t)q[0].data_in) != tail)
+            break;
+        e[0].beta = q[0].alpha * e[0].beta + q[0].beta;
+        e[0].alpha = q[0].alpha * e[0].alpha;
+        merged[n_merged++] = c;
+        tail = carve_node_output(b->m, c, 0);
+    }
     dn_val *cur = x;
     for (int i = 0; i < ne; i++) {
         dnnl_eltwise_desc_t d;
@@ -221,7 +236,7 @@ bool dn_op_eltwise(dn_builder *b, carve_node_id n)
             dn_step_add(b, pd, 0, NULL);
             continue;
         }
-        carve_value_id ov = mul != CARVE_NONE ? carve_node_output(b->m, mul, 0) : carve_node_output(b->m, n, 0);
+        carve_value_id ov = mul != CARVE_NONE ? carve_node_output(b->m, mul, 0) : tail;
         dn_val *y;
         if (i + 1 < ne) { /* the intermediate of HardSigmoid: the output value, overwritten in place next */
             y = dn_def(b, ov, dn_pd_md(pd, dnnl_query_dst_md));
@@ -246,6 +261,8 @@ bool dn_op_eltwise(dn_builder *b, carve_node_id n)
     }
     if (mul != CARVE_NONE)
         dn_mark_done(b, mul);
+    for (size_t i = 0; i < n_merged; i++)
+        dn_mark_done(b, merged[i]);
     return true;
 }
 
