@@ -246,3 +246,24 @@ TEST(fusion_and_layouts_in_the_program)
     DT_RUN(&t, DT_TOL_ACC);
     dt_free(&t);
 }
+
+/* A residual Add whose other operand is a reshaped view of a value read
+ * again later: the sum post-op must not write into the shared buffer (a
+ * view is never summed into in place; here the layouts differ too). */
+TEST(sum_never_writes_a_shared_buffer)
+{
+    dt t;
+    dt_init(&t, 13, 11);
+    carve_value_id x = dt_input(&t, "x", 4, D(1, 8, 6, 6), -1, 1);
+    carve_value_id e = dt_op1(&t, "Relu", x);
+    carve_value_id shape = dt_const_i64(&t, "shape", 4, D(1, 8, 6, 6));
+    carve_value_id r = dt_op2(&t, "Reshape", e, shape); /* a view of e */
+    carve_value_id w = dt_const(&t, NULL, 4, D(8, 8, 3, 3), -1, 1);
+    carve_node_id c = dt_node(&t, "Conv", 2, IDS(e, w), 1);
+    SETI(&t, c, "pads", 1, 1, 1, 1);
+    dt_output(&t, dt_op2(&t, "Add", carve_node_output(t.m, c, 0), r));
+    dt_output(&t, dt_op1(&t, "Sigmoid", e)); /* e read after the sum */
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, DT_TOL_ACC);
+    dt_free(&t);
+}

@@ -259,6 +259,7 @@ dn_val *dn_out_view(dn_builder *b, carve_node_id n, size_t i, dn_val *v)
         return NULL;
     }
     x->is_const = v->is_const;
+    x->is_view = true;
     if (!b->check) {
         dnnl_memory_desc_t md;
         x->mem = dn_view(b, v, x->nd, x->dims, &md);

@@ -36,6 +36,7 @@ typedef struct dn_val {
     dnnl_memory_desc_t md; /* the layout the value lives in */
     dnnl_memory_t mem;     /* compile mode only */
     bool is_const;
+    bool is_view; /* its buffer is another value's (a reshape): never written in place */
     /* One cached copy in another layout (most values are read in at most
      * two: their producer's and a plain one). */
     dnnl_memory_desc_t alt_md;
