@@ -526,3 +526,23 @@ TEST(scalar_affine_merged)
     DT_RUN(&t, DT_TOL_ELT);
     dt_free(&t);
 }
+
+/* Element-wise and binary ops computed in place in a dead input's buffer:
+ * the values read later (x twice, the partition input) stay intact. */
+TEST(in_place_where_the_input_dies)
+{
+    dt t;
+    dt_init(&t, 13, 23);
+    carve_value_id x = dt_input(&t, "x", 3, D(2, 5, 6), -2, 2);
+    carve_value_id y = dt_input(&t, "y", 3, D(2, 5, 6), -2, 2);
+    carve_value_id a = dt_op1(&t, "Relu", x);            /* x read again below */
+    carve_value_id b = dt_op1(&t, "Tanh", a);            /* a dies: in place */
+    carve_value_id c = dt_op2(&t, "Add", b, y);          /* b dies: in place */
+    carve_value_id d = dt_op2(&t, "Mul", c, x);
+    dt_output(&t, dt_op1(&t, "Sigmoid", d));
+    dt_output(&t, dt_op2(&t, "Sub", x, y));
+    dt_output(&t, a); /* a body output: never overwritten */
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, DT_TOL_ELT);
+    dt_free(&t);
+}

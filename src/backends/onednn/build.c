@@ -497,3 +497,17 @@ bool dn_md_is_plain(const dnnl_memory_desc_t *md)
     dn_plain_md(&p, md->ndims, md->dims);
     return dnnl_memory_desc_equal(&p, md) != 0;
 }
+
+dn_val *dn_def_inplace(dn_builder *b, carve_value_id v, dn_val *src, carve_node_id reader,
+                       const dnnl_memory_desc_t *md)
+{
+    if (b->check || !src || src->is_const || src->is_view || !src->mem || !dnnl_memory_desc_equal(md, &src->md) ||
+        dn_sole_consumer(b, src->id) != reader)
+        return dn_def(b, v, md);
+    dn_val *y = dn_def(b, v, NULL);
+    if (!y)
+        return NULL;
+    y->md = *md;
+    y->mem = src->mem; /* src is dead after this node: its buffer becomes the output's */
+    return y;
+}

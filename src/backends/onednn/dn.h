@@ -112,6 +112,11 @@ bool dn_has_in(const dn_builder *b, carve_node_id n, size_t i);
 dn_val *dn_out(dn_builder *b, carve_node_id n, size_t i, const dnnl_memory_desc_t *md);
 /* Defines value v in layout md (NULL: plain). */
 dn_val *dn_def(dn_builder *b, carve_value_id v, const dnnl_memory_desc_t *md);
+/* Defines v in layout md in src's buffer when only reader reads src and
+ * src is neither a constant nor a view (oneDNN's eltwise and binary work
+ * in place); else in a buffer of its own. */
+dn_val *dn_def_inplace(dn_builder *b, carve_value_id v, dn_val *src, carve_node_id reader,
+                       const dnnl_memory_desc_t *md);
 /* Defines v plain and returns a memory over its buffer seen with dims
  * nd/dims (same element count), md gets that view's layout. */
 dnnl_memory_t dn_def_as(dn_builder *b, carve_value_id v, int nd, const dnnl_dims_t dims, dnnl_memory_desc_t *md);

@@ -243,7 +243,8 @@ bool dn_op_eltwise(dn_builder *b, carve_node_id n)
         } else if (i > 0) {
             y = cur;
         } else {
-            y = dn_def(b, ov, dn_pd_md(pd, dnnl_query_dst_md));
+            y = mul != CARVE_NONE ? dn_def(b, ov, dn_pd_md(pd, dnnl_query_dst_md))
+                                  : dn_def_inplace(b, ov, cur, n, dn_pd_md(pd, dnnl_query_dst_md));
         }
         if (!y) {
             dnnl_primitive_desc_destroy(pd);
@@ -384,7 +385,10 @@ bool dn_op_binary(dn_builder *b, carve_node_id n)
     dnnl_memory_desc_t vmd;
     dnnl_memory_t am = a->rank == nd ? dn_as(b, a, &amd) : dn_view(b, a, nd, ad, &vmd);
     dnnl_memory_t cm = !am ? NULL : c_full && c->rank == nd ? dn_as(b, c, &cmd) : dn_view(b, c, nd, cd, &vmd);
-    dn_val *y = cm ? dn_def(b, yv, dn_pd_md(pd, dnnl_query_dst_md)) : NULL;
+    dn_val *y = !cm ? NULL
+                : a->rank == nd && a != c && am == a->mem
+                    ? dn_def_inplace(b, yv, a, n, dn_pd_md(pd, dnnl_query_dst_md))
+                    : dn_def(b, yv, dn_pd_md(pd, dnnl_query_dst_md));
     if (!y) {
         dnnl_primitive_desc_destroy(pd);
         return false;
