@@ -10,6 +10,11 @@
 # move with the load.
 #   bench/bench_onednn.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
+# libgomp's threads spin between parallel regions by default; on a shared,
+# loaded machine that costs more than it saves (OCR det at 2 threads, load
+# 14: 1531 ms mean spinning, 593 ms passive). Set OMP_WAIT_POLICY=active to
+# measure the spinning default.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 RUNS=${2:-5}
@@ -45,7 +50,7 @@ run() {
   done
   rm -rf "$dir"
 }
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 echo "backend: $("$CARVE" targets 2>/dev/null | grep -m1 -i 'onednn' || echo onednn)"
 # oneDNN names the instruction set it dispatches to in its verbose header.
 isa_dir=$(mktemp -d)
