@@ -13,7 +13,11 @@ P=p2o.DynamicDimension
 VAD="--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy"
 models() {
   if [ "$SET" = heavy ]; then
-    echo "imgly_small|background-removal-1.4.5/models/small.onnx|"
+    # imgly small quantizes its activations at run time (DynamicQuantizeLinear
+    # on CPU, then ConvInteger): oneDNN's last-bit differences move some
+    # values across a quantization step, which the following layers carry
+    # (measured: max abs error 0.0403 on input.1252, 0.00699 on the mask).
+    echo "imgly_small|background-removal-1.4.5/models/small.onnx|--atol 0.05 --rtol 1e-3"
     return
   fi
   cat <<LIST
