@@ -53,7 +53,7 @@ static carve_status sim_hook(cv_kctx *k, const cv_op_def *def, cv_val **in, uint
         }
     }
     carve_status s = def->kernel(k, in, n_in, out, n_out);
-    if (!s && h->refuse_int64 && !cast && !cv_op_makes_int64(n->op))
+    if (!s && h->refuse_int64 && !cast && !(def->flags & CV_OP_MAKES_INT64))
         for (uint32_t i = 0; i < n_out; i++)
             if (out[i] && out[i]->kind == CV_VAL_TENSOR && out[i]->dtype == CARVE_INT64)
                 return cv_kerr(k, "%s simulator: output %u is int64, which %s does not have", h->target, i,

@@ -208,6 +208,22 @@ typedef struct cv_node {
     const void *def;
 } cv_node;
 
+/* Is n the ONNX (default domain) op `op`? First bytes compared first: the
+ * passes ask this of every node many times. For a property shared by
+ * several ops ask the op table's flags (cv_op_has) instead. */
+static inline bool cv_node_is(const cv_node *n, const char *op)
+{
+    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
+}
+
+/* Is n an ONNX Constant? The IR sits below the op table (src/ops), so it
+ * names the op here, once; the layers above ask the table's
+ * CV_OP_CONST_SOURCE column (cv_op_has). */
+static inline bool cv_node_is_constant(const cv_node *n)
+{
+    return cv_node_is(n, "Constant");
+}
+
 typedef struct cv_value {
     const char *name;
     carve_graph_id graph;

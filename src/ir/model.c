@@ -701,7 +701,7 @@ carve_value_kind carve_value_kind_of(const carve_model *m, carve_value_id v)
     if (x->producer == CARVE_NONE)
         return CARVE_VALUE_UNDEFINED;
     const cv_node *p = &m->nodes[x->producer];
-    if (!strcmp(p->op, "Constant") && !*p->domain)
+    if (cv_node_is_constant(p))
         return CARVE_VALUE_CONST;
     return CARVE_VALUE_NODE;
 }

@@ -121,7 +121,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
                                 NODE_ARGS(n), a->name);
             }
         }
-        if (n->op[0] == 'C' && !strcmp(n->op, "Constant") && !*n->domain && n->n_out == 1 && n->out[0] != CARVE_NONE) {
+        if (cv_node_is_constant(n) && n->n_out == 1 && n->out[0] != CARVE_NONE) {
             const cv_attr *a = cv_node_attr_find(m, id, "value");
             if (a && a->kind == CARVE_ATTR_TENSOR) {
                 carve_status s = check_type(c, &m->values[n->out[0]], a->u.t, "Constant output");

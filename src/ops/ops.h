@@ -192,7 +192,14 @@ enum {
     CV_OP_DATADEP = 1 << 3,   /* output shape always depends on input values */
     CV_OP_CONTROL = 1 << 4,   /* has subgraphs (If, Loop, Scan) */
     CV_OP_NONTENSOR = 1 << 5, /* reads or writes sequences/optionals */
-    CV_OP_QUANT = 1 << 6      /* quantization op (QuantizeLinear & co) */
+    CV_OP_QUANT = 1 << 6,     /* quantization op (QuantizeLinear & co) */
+    /* Properties the passes ask about (never a list of op names in C code):
+     * tests/lint/op_lists.sh fails on such lists outside this table. */
+    CV_OP_LAYOUT = 1 << 7,       /* output 0 is input 0's elements, values untouched, in a new shape or order */
+    CV_OP_NOOP = 1 << 8,         /* output 0 is input 0 (Identity) */
+    CV_OP_SELECT = 1 << 9,       /* output 0 picks elements of input 0, values untouched (Slice, Gather) */
+    CV_OP_MAKES_INT64 = 1 << 10, /* its int64 outputs are int64 whatever its inputs (Shape, ArgMax ...) */
+    CV_OP_CONST_SOURCE = 1 << 11 /* output 0 is a constant from its attributes (Constant) */
 };
 
 typedef struct cv_op_def {
@@ -212,6 +219,13 @@ typedef struct cv_op_def {
 const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset);
 /* The row for a node of a model (its domain's opset). */
 const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n);
+/* Has node n's row (cv_op_for_node) all of `flags`? false for an op carve
+ * does not know. */
+static inline bool cv_op_has(const carve_model *m, carve_node_id n, uint32_t flags)
+{
+    const cv_op_def *d = cv_op_for_node(m, n);
+    return d && (d->flags & flags) == flags;
+}
 /* Does node n fit its row: input and output counts in range, and (but for
  * control-flow ops, whose Loop takes "" for M) every input below in_min
  * given? When not, why says how, naming the node. Kernels may assume it. */

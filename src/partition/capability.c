@@ -46,8 +46,7 @@ bool cv_value_is_const(const carve_model *m, carve_value_id v)
     const cv_value *x = &m->values[v];
     if (x->init)
         return !x->is_input;
-    const cv_node *p = x->producer != CARVE_NONE ? &m->nodes[x->producer] : NULL;
-    return p && p->op[0] == 'C' && !strcmp(p->op, "Constant") && !*p->domain;
+    return x->producer != CARVE_NONE && cv_op_has(m, x->producer, CV_OP_CONST_SOURCE);
 }
 
 static const cv_op_rule *rule_for(const cv_target_op *to, int64_t opset);
@@ -73,7 +72,7 @@ const cv_tensor *cv_const_tensor(const carve_model *m, carve_value_id v)
     const cv_value *x = &m->values[v];
     if (x->init && !x->is_input)
         return x->init;
-    if (x->producer != CARVE_NONE && !strcmp(m->nodes[x->producer].op, "Constant")) {
+    if (x->producer != CARVE_NONE && cv_op_has(m, x->producer, CV_OP_CONST_SOURCE)) {
         const cv_attr *a = cv_node_attr_find(m, x->producer, "value");
         if (a && a->kind == CARVE_ATTR_TENSOR)
             return a->u.t;
@@ -140,7 +139,7 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
 {
     const cv_node *n = &m->nodes[id];
     msg[0] = 0;
-    if (!strcmp(n->op, "Constant") && !*n->domain) {
+    if (cv_op_has(m, id, CV_OP_CONST_SOURCE)) {
         snprintf(msg, msgsz, "a Constant node: partitions read its value from the outer scope");
         return CV_R_CONSTANT;
     }

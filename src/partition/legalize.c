@@ -15,16 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ops whose int64 outputs are int64 whatever their inputs. */
-bool cv_op_makes_int64(const char *op)
+/* Ops whose int64 outputs are int64 whatever their inputs: a column of the
+ * op table (CV_OP_MAKES_INT64). */
+bool cv_op_makes_int64(const carve_model *m, carve_node_id n)
 {
-    static const char *const ops[] = {"Shape",   "Size",      "ArgMax", "ArgMin",
-                                      "TopK",    "NonZero",   "Unique", "NonMaxSuppression",
-                                      "MaxPool", "MaxUnpool", NULL};
-    for (int i = 0; ops[i]; i++)
-        if (!strcmp(op, ops[i]))
-            return true;
-    return false;
+    return cv_op_has(m, n, CV_OP_MAKES_INT64);
 }
 
 static carve_node_id add_cast(carve_model *m, carve_graph_id body, carve_node_id from, const char *piece,
@@ -216,7 +211,7 @@ static carve_status int64_to_int32(cv_lower *lw, const carve_target *tg, carve_n
             carve_value_id v = m->nodes[id].out[k];
             if (v == CARVE_NONE || m->values[v].type.dtype != CARVE_INT64)
                 continue;
-            if (cv_op_makes_int64(m->nodes[id].op)) {
+            if (cv_op_makes_int64(m, id)) {
                 /* keep the op's int64 output, cast right after it */
                 const char *base = cv_arena_printf(&m->arena, "%s/int64", m->values[v].name);
                 carve_value_id v64 = base ? new_value(m, body, base, &m->values[v], CARVE_INT64) : CARVE_NONE;

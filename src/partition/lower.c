@@ -402,7 +402,6 @@ done:
 /* Does v come from a DequantizeLinear, directly or through layout ops? */
 static bool is_dequantized(const carve_model *m, carve_value_id v)
 {
-    static const char *const layout[] = {"Transpose", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", NULL};
     for (int hops = 0; hops < 64 && v != CARVE_NONE; hops++) {
         carve_node_id p = m->values[v].producer;
         if (p == CARVE_NONE)
@@ -410,10 +409,8 @@ static bool is_dequantized(const carve_model *m, carve_value_id v)
         const char *op = m->nodes[p].op;
         if (!strcmp(op, "DequantizeLinear"))
             return true;
-        bool lay = false;
-        for (int i = 0; layout[i] && !lay; i++)
-            lay = !strcmp(op, layout[i]);
-        if (!lay || !m->nodes[p].n_in)
+        const cv_op_def *d = cv_op_for_node(m, p);
+        if (!d || !(d->flags & (CV_OP_LAYOUT | CV_OP_NOOP)) || !m->nodes[p].n_in)
             return false;
         v = m->nodes[p].in[0];
     }

@@ -311,7 +311,7 @@ carve_status cv_delegate_encodings(cv_lower *lw, cv_lpart *lp, carve_graph_id bo
 /* Ops whose outputs are int64 by definition (Shape, ArgMax, TopK indices,
  * ...): their int64 stays, cast right after them (and HTP's simulator lets
  * them make int64). */
-bool cv_op_makes_int64(const char *op);
+bool cv_op_makes_int64(const carve_model *m, carve_node_id n);
 /* Applies the target's legalizations to a Delegate body. */
 carve_status cv_legalize_body(cv_lower *lw, const carve_target *t, carve_node_id delegate, carve_graph_id body);
 /* legalize_htp.c: Softmax/LogSoftmax on another axis than the last wrapped

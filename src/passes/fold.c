@@ -138,12 +138,6 @@ static uint64_t constant_bytes(const carve_model *m, carve_node_id id)
     return 0;
 }
 
-/* first bytes compared first: the passes ask this of every node many times */
-static inline bool is_op(const cv_node *n, const char *op)
-{
-    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
-}
-
 static uint64_t tensor_bytes(const cv_tensor *t) { return t->dtype == CARVE_STRING ? 0 : t->nbytes; }
 
 /* Every node of graph g and its subgraphs leaves, REMOVED with `why`; the
@@ -173,7 +167,7 @@ void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into,
         for (uint32_t k = 0; k < cnt; k++)
             drop_graph(f, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], into, why);
     }
-    if (fate == CV_FATE_REMOVED && is_op(nd, "Constant"))
+    if (fate == CV_FATE_REMOVED && cv_op_has(m, n, CV_OP_CONST_SOURCE))
         f->st.bytes_removed += constant_bytes(m, n);
     if (nd->graph == f->lazy_g) {
         cv_node_remove_later(m, n);
@@ -624,16 +618,16 @@ static cv_val *partial(cv_fold *f, carve_value_id v)
 static bool moves_elements(const carve_model *m, carve_node_id id, uint32_t i)
 {
     const cv_node *n = &m->nodes[id];
-    if (is_op(n, "Concat"))
+    if (cv_node_is(n, "Concat"))
         return true;
     if (i != 0)
         return false;
-    if (is_op(n, "Cast")) {
+    if (cv_node_is(n, "Cast")) {
         int64_t to = cv_attr_i(m, id, "to", 0);
         return to == CARVE_INT64 || to == CARVE_INT32;
     }
-    return is_op(n, "Identity") || is_op(n, "Slice") || is_op(n, "Gather") || is_op(n, "Squeeze") ||
-           is_op(n, "Unsqueeze") || is_op(n, "Reshape") || is_op(n, "Flatten");
+    const cv_op_def *d = cv_op_for_node(m, id);
+    return d && (d->flags & (CV_OP_LAYOUT | CV_OP_NOOP | CV_OP_SELECT));
 }
 
 /* A stand-in for a value whose data is unknown but whose shape is known
@@ -721,7 +715,7 @@ static carve_status compute(cv_fold *f, carve_node_id id, const cv_op_def *def, 
     carve_model *m = f->m;
     const cv_node *n = &m->nodes[id];
     if (def->flags & CV_OP_CONTROL) {
-        if (is_op(n, "If") && in[0] && in[0]->kind == CV_VAL_TENSOR && in[0]->nelem == 1)
+        if (cv_node_is(n, "If") && in[0] && in[0]->kind == CV_VAL_TENSOR && in[0]->nelem == 1)
             return inline_if(f, id, cv_val_get_f64(in[0], 0) != 0);
         refuse(f, id, CARVE_GUARD_CONTROL_FLOW);
         return CARVE_OK;
@@ -741,7 +735,7 @@ static carve_status compute(cv_fold *f, carve_node_id id, const cv_op_def *def, 
         refuse(f, id, CARVE_GUARD_NON_TENSOR);
         return CARVE_OK;
     }
-    if (is_op(n, "DequantizeLinear")) {
+    if (cv_node_is(n, "DequantizeLinear")) {
         refuse(f, id, CARVE_GUARD_QUANT_WEIGHT);
         return CARVE_OK;
     }
@@ -829,14 +823,14 @@ static carve_status fold_node(cv_fold *f, carve_node_id id)
     const cv_op_def *def = cv_op_for_node(m, id);
     if (!def)
         return CARVE_OK; /* an op carve does not know stays as it is */
-    if (is_op(n, "Constant"))
+    if (def->flags & CV_OP_CONST_SOURCE)
         return fold_constant(f, id);
     uint32_t n_in = n->n_in;
     cv_val *small[16], **in = n_in <= 16 ? small : cv_malloc((size_t)n_in * sizeof *in), stand_in;
     if (!in)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     uint64_t in_bytes = 0;
-    bool all = true, part = false, shape_only = is_op(n, "Shape") || is_op(n, "Size");
+    bool all = true, part = false, shape_only = cv_node_is(n, "Shape") || cv_node_is(n, "Size");
     for (uint32_t i = 0; i < n_in && all; i++) {
         in[i] = NULL;
         if (n->in[i] == CARVE_NONE)
@@ -846,7 +840,7 @@ static carve_status fold_node(cv_fold *f, carve_node_id id)
             in[i] = partial(f, n->in[i]);
             part = true;
         }
-        if (!in[i] && i == 0 && shape_only && shape_stand_in(m, n->in[0], is_op(n, "Size"), &stand_in)) {
+        if (!in[i] && i == 0 && shape_only && shape_stand_in(m, n->in[0], cv_node_is(n, "Size"), &stand_in)) {
             in[i] = &stand_in;
             part = true;
         }
@@ -858,7 +852,7 @@ static carve_status fold_node(cv_fold *f, carve_node_id id)
     carve_status s = CARVE_OK;
     if (all)
         s = compute(f, id, def, in, in_bytes, part);
-    else if (is_op(n, "Reshape") && n_in == 2 && !known(f, n->in[1]) && partial(f, n->in[1]))
+    else if (cv_node_is(n, "Reshape") && n_in == 2 && !known(f, n->in[1]) && partial(f, n->in[1]))
         s = reshape_minus_one(f, id, partial(f, n->in[1]));
     if (in != small)
         cv_free(in);
@@ -943,7 +937,7 @@ static void measure(const carve_model *m, uint32_t *nodes, uint64_t *bytes)
             if (!m->values[gr->inits.v[i]].is_input)
                 *bytes += tensor_bytes(m->values[gr->inits.v[i]].init);
         for (uint32_t i = 0; i < gr->nodes.n; i++)
-            if (is_op(&m->nodes[gr->nodes.v[i]], "Constant"))
+            if (cv_op_has(m, gr->nodes.v[i], CV_OP_CONST_SOURCE))
                 *bytes += constant_bytes(m, gr->nodes.v[i]);
     }
     cv_ids_free(&gs);

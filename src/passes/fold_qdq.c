@@ -16,18 +16,6 @@
 
 #include <string.h>
 
-/* first bytes compared first: the passes ask this of every node many times */
-static inline bool is_op(const cv_node *n, const char *op)
-{
-    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
-}
-
-static bool is_layout(const cv_node *n)
-{
-    return is_op(n, "Transpose") || is_op(n, "Reshape") || is_op(n, "Squeeze") || is_op(n, "Unsqueeze") ||
-           is_op(n, "Flatten");
-}
-
 /* Where the quantization axis of a tensor of dims `in` lands when its
  * elements are laid out again as dims `out` (same order, new shape): the j
  * with prod(out[0..j)) == prod(in[0..axis)) and out[j] == in[axis]; -1 when
@@ -93,12 +81,12 @@ static carve_status move_one(cv_fold *f, carve_node_id l, bool *changed)
 {
     carve_model *m = f->m;
     const cv_node *n = &m->nodes[l];
-    if (!is_layout(n) || n->n_in < 1 || n->n_in > 2 || n->n_out != 1 || n->out[0] == CARVE_NONE ||
+    if (!cv_op_has(m, l, CV_OP_LAYOUT) || n->n_in < 1 || n->n_in > 2 || n->n_out != 1 || n->out[0] == CARVE_NONE ||
         n->in[0] == CARVE_NONE)
         return CARVE_OK;
     carve_value_id x = n->in[0];
     carve_node_id dq = m->values[x].producer;
-    if (dq == CARVE_NONE || !is_op(&m->nodes[dq], "DequantizeLinear") || m->nodes[dq].graph != n->graph ||
+    if (dq == CARVE_NONE || !cv_node_is(&m->nodes[dq], "DequantizeLinear") || m->nodes[dq].graph != n->graph ||
         f->uses[x] != 1 || f->is_out[x])
         return CARVE_OK;
     if (n->n_in == 2 && n->in[1] != CARVE_NONE && !cv_fold_const(m, n->in[1]))
@@ -133,7 +121,7 @@ static carve_status move_one(cv_fold *f, carve_node_id l, bool *changed)
     int64_t sdims[CARVE_MAX_RANK];
     bool ok = true;
     if (kind != Q_TENSOR) {
-        if (is_op(n, "Transpose")) {
+        if (cv_node_is(n, "Transpose")) {
             int perm[CARVE_MAX_RANK];
             ok = perm_of(m, l, w->rank, perm);
             new_axis = -1;
@@ -146,7 +134,7 @@ static carve_status move_one(cv_fold *f, carve_node_id l, bool *changed)
         ok = ok && new_axis >= 0;
     }
     if (ok && kind == Q_BLOCK) {
-        if (is_op(n, "Transpose")) {
+        if (cv_node_is(n, "Transpose")) {
             /* the scale has the weight's rank: the same permutation moves it */
             sq = apply(m, l, sc);
             zq = zp ? apply(m, l, zp) : NULL;

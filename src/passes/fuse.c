@@ -19,12 +19,6 @@
 #include <math.h>
 #include <string.h>
 
-/* first bytes compared first: the passes ask this of every node many times */
-static inline bool is_op(const cv_node *n, const char *op)
-{
-    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
-}
-
 static const cv_tensor *f32_const(const carve_model *m, carve_value_id v)
 {
     const cv_tensor *t = cv_fold_const(m, v);
@@ -41,7 +35,7 @@ static carve_status fuse_bn(cv_fold *f, carve_node_id bn, bool *changed)
 {
     carve_model *m = f->m;
     const cv_node *b = &m->nodes[bn];
-    if (!is_op(b, "BatchNormalization") || b->n_in != 5 || b->n_out < 1 || b->out[0] == CARVE_NONE)
+    if (!cv_node_is(b, "BatchNormalization") || b->n_in != 5 || b->n_out < 1 || b->out[0] == CARVE_NONE)
         return CARVE_OK;
     for (uint32_t j = 1; j < b->n_out; j++)
         if (b->out[j] != CARVE_NONE && (f->uses[b->out[j]] || f->is_out[b->out[j]]))
@@ -55,7 +49,7 @@ static carve_status fuse_bn(cv_fold *f, carve_node_id bn, bool *changed)
     if (p == CARVE_NONE || m->nodes[p].graph != b->graph || !single_use(f, x))
         return CARVE_OK;
     const cv_node *pn = &m->nodes[p];
-    bool conv = is_op(pn, "Conv"), gemm = is_op(pn, "Gemm");
+    bool conv = cv_node_is(pn, "Conv"), gemm = cv_node_is(pn, "Gemm");
     if ((!conv && !gemm) || pn->n_in < 2 || pn->n_out != 1)
         return CARVE_OK;
     const cv_tensor *scale = f32_const(m, b->in[1]), *bias = f32_const(m, b->in[2]), *mean = f32_const(m, b->in[3]),
@@ -155,13 +149,13 @@ static carve_status fuse_gemm(cv_fold *f, carve_node_id add, uint32_t at, bool *
 {
     carve_model *m = f->m;
     const cv_node *a = &m->nodes[add];
-    if (!is_op(a, "Add") || a->n_in != 2 || a->n_out != 1 || a->out[0] == CARVE_NONE || carve_model_opset(m, "") < 7)
+    if (!cv_node_is(a, "Add") || a->n_in != 2 || a->n_out != 1 || a->out[0] == CARVE_NONE || carve_model_opset(m, "") < 7)
         return CARVE_OK;
     for (int side = 0; side < 2; side++) {
         carve_value_id mm = a->in[side], cv = a->in[1 - side];
         carve_node_id p = mm == CARVE_NONE ? CARVE_NONE : m->values[mm].producer;
         const cv_tensor *c = cv_fold_const(m, cv);
-        if (p == CARVE_NONE || !c || !is_op(&m->nodes[p], "MatMul") || m->nodes[p].graph != a->graph ||
+        if (p == CARVE_NONE || !c || !cv_node_is(&m->nodes[p], "MatMul") || m->nodes[p].graph != a->graph ||
             !single_use(f, mm) || m->nodes[p].n_in != 2)
             continue;
         carve_value_id av = m->nodes[p].in[0], bv = m->nodes[p].in[1];

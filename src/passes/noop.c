@@ -16,12 +16,6 @@
 
 #include <string.h>
 
-/* first bytes compared first: the passes ask this of every node many times */
-static inline bool is_op(const cv_node *n, const char *op)
-{
-    return !*n->domain && n->op[0] == op[0] && !strcmp(n->op, op);
-}
-
 static const cv_type *tensor_type(const carve_model *m, carve_value_id v)
 {
     const cv_type *t = v == CARVE_NONE ? NULL : &m->values[v].type;
@@ -129,11 +123,11 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
         if (n->out[j] != CARVE_NONE && (f->uses[n->out[j]] || f->is_out[n->out[j]]))
             return -1;
     const cv_type *xt = tensor_type(m, n->in[0]);
-    if (is_op(n, "Identity")) {
+    if (cv_node_is(n, "Identity")) {
         *what = "an Identity";
         return 0;
     }
-    if (is_op(n, "Dropout")) {
+    if (cv_node_is(n, "Dropout")) {
         bool inference = opset >= 12 ? n->n_in < 3 || n->in[2] == CARVE_NONE : opset >= 7 || cv_attr_i(m, id, "is_test", 0);
         if (opset >= 12 && !inference) {
             const cv_tensor *t = cv_fold_const(m, n->in[2]);
@@ -144,27 +138,27 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
         *what = "a Dropout in inference";
         return inference ? 0 : -1;
     }
-    if (is_op(n, "Cast")) {
+    if (cv_node_is(n, "Cast")) {
         *what = "a Cast to the type its input has";
         return xt && cv_attr_i(m, id, "to", 0) == xt->dtype ? 0 : -1;
     }
-    if (n->n_in == 2 && (is_op(n, "Mul") || is_op(n, "Add"))) {
-        bool mul = is_op(n, "Mul");
+    if (n->n_in == 2 && (cv_node_is(n, "Mul") || cv_node_is(n, "Add"))) {
+        bool mul = cv_node_is(n, "Mul");
         *what = mul ? "a Mul by ones" : "an Add of zeros";
         if (neutral(m, n->in[0], n->in[1], mul ? 1 : 0))
             return 0;
         return neutral(m, n->in[1], n->in[0], mul ? 1 : 0) ? 1 : -1;
     }
-    if (n->n_in == 2 && (is_op(n, "Div") || is_op(n, "Sub"))) {
-        bool div = is_op(n, "Div");
+    if (n->n_in == 2 && (cv_node_is(n, "Div") || cv_node_is(n, "Sub"))) {
+        bool div = cv_node_is(n, "Div");
         *what = div ? "a Div by ones" : "a Sub of zeros";
         return neutral(m, n->in[0], n->in[1], div ? 1 : 0) ? 0 : -1;
     }
-    if (is_op(n, "Slice")) {
+    if (cv_node_is(n, "Slice")) {
         *what = "a Slice over the whole range";
         return full_slice(m, id) ? 0 : -1;
     }
-    if (is_op(n, "Transpose")) {
+    if (cv_node_is(n, "Transpose")) {
         const int64_t *p;
         int cnt = cv_attr_ints(m, id, "perm", &p);
         bool same = cnt >= 0 || (xt && xt->rank <= 1);
@@ -173,7 +167,7 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
         *what = "a Transpose by the identity";
         return same ? 0 : -1;
     }
-    if (is_op(n, "Reshape") && opset >= 5 && n->n_in == 2 && xt) {
+    if (cv_node_is(n, "Reshape") && opset >= 5 && n->n_in == 2 && xt) {
         int64_t s[CARVE_MAX_RANK];
         int cnt = const_ints(m, n->in[1], s, CARVE_MAX_RANK);
         bool same = cnt == xt->rank;

@@ -48,8 +48,6 @@ typedef struct rc_pattern {
 
 /* ---------------------------------------------------------------- helpers */
 
-static bool is_op(const cv_node *n, const char *op) { return !*n->domain && !strcmp(n->op, op); }
-
 /* The live node of the same graph that writes v, or CARVE_NONE. */
 static carve_node_id producer(const carve_model *m, carve_value_id v, carve_graph_id g)
 {
@@ -77,7 +75,7 @@ static bool push(rc_match *mt, carve_node_id n)
 static carve_node_id prod_op(cv_fold *f, carve_value_id v, carve_graph_id g, const char *op)
 {
     carve_node_id p = producer(f->m, v, g);
-    if (p == CARVE_NONE || !is_op(&f->m->nodes[p], op) || !inner(f, v))
+    if (p == CARVE_NONE || !cv_node_is(&f->m->nodes[p], op) || !inner(f, v))
         return CARVE_NONE;
     const cv_node *n = &f->m->nodes[p];
     for (uint32_t j = 1; j < n->n_out; j++)
@@ -208,7 +206,7 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
     carve_value_id beta = CARVE_NONE, gamma = CARVE_NONE;
     const cv_node *n = &m->nodes[last];
     /* optional affine tail: Add(Mul(norm, gamma), beta) or Mul(norm, gamma) */
-    if (is_op(n, "Add") && n->n_in == 2) {
+    if (cv_node_is(n, "Add") && n->n_in == 2) {
         for (int s = 0; s < 2 && add_b == CARVE_NONE; s++)
             if (cv_fold_const(m, n->in[1 - s]) && prod_op(f, n->in[s], g, "Mul") != CARVE_NONE) {
                 add_b = last;
@@ -217,7 +215,7 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
             }
         if (add_b == CARVE_NONE)
             return false;
-    } else if (is_op(n, "Mul")) {
+    } else if (cv_node_is(n, "Mul")) {
         mul_g = last;
     }
     if (mul_g != CARVE_NONE) {
@@ -241,10 +239,10 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
         return false;
     carve_node_id sqrt_n = CARVE_NONE, recip = CARVE_NONE, sub = CARVE_NONE;
     carve_value_id d = CARVE_NONE;
-    if (is_op(nn, "Div")) {
+    if (cv_node_is(nn, "Div")) {
         d = nn->in[0];
         sqrt_n = prod_op(f, nn->in[1], g, "Sqrt");
-    } else if (is_op(nn, "Mul")) {
+    } else if (cv_node_is(nn, "Mul")) {
         for (int s = 0; s < 2 && recip == CARVE_NONE; s++) {
             recip = prod_op(f, nn->in[s], g, "Reciprocal");
             d = nn->in[1 - s];
@@ -256,7 +254,7 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
         return false;
     /* d = Sub(x, mean) is read by the Pow and by norm only */
     sub = producer(m, d, g);
-    if (sub == CARVE_NONE || !is_op(&m->nodes[sub], "Sub") || f->uses[d] != 2 || f->is_out[d])
+    if (sub == CARVE_NONE || !cv_node_is(&m->nodes[sub], "Sub") || f->uses[d] != 2 || f->is_out[d])
         return false;
     carve_value_id x = m->nodes[sub].in[0];
     carve_node_id mean = prod_op(f, m->nodes[sub].in[1], g, "ReduceMean");
@@ -339,7 +337,7 @@ static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
     if (n->n_in != 2 || n->n_out != 1 || n->out[0] == CARVE_NONE)
         return false;
     /* x * HardSigmoid(x) with alpha 1/6, beta 1/2 */
-    if (is_op(n, "Mul")) {
+    if (cv_node_is(n, "Mul")) {
         for (int s = 0; s < 2; s++) {
             carve_node_id hs = prod_op(f, n->in[s], g, "HardSigmoid");
             if (hs == CARVE_NONE || m->nodes[hs].in[0] != n->in[1 - s])
@@ -352,9 +350,9 @@ static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
     }
     /* (x * Clip(x + 3, 0, 6)) / 6, or the product times 1/6 */
     carve_value_id prod = CARVE_NONE;
-    if (is_op(n, "Div") && scalar_is(m, n->in[1], 6.0))
+    if (cv_node_is(n, "Div") && scalar_is(m, n->in[1], 6.0))
         prod = n->in[0];
-    else if (is_op(n, "Mul"))
+    else if (cv_node_is(n, "Mul"))
         prod = with_scalar(m, n, 1.0 / 6.0);
     carve_node_id mul = prod == CARVE_NONE ? CARVE_NONE : prod_op(f, prod, g, "Mul");
     if (mul == CARVE_NONE)
@@ -417,7 +415,7 @@ static bool match_gelu(cv_fold *f, carve_node_id last, rc_match *mt)
     carve_model *m = f->m;
     carve_graph_id g = m->nodes[last].graph;
     const cv_node *n = &m->nodes[last];
-    if (!is_op(n, "Mul") || n->n_in != 2)
+    if (!cv_node_is(n, "Mul") || n->n_in != 2)
         return false;
     /* (x * (1 + erf)) * 0.5 */
     carve_value_id p = with_scalar(m, n, 0.5);
