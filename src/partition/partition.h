@@ -91,8 +91,6 @@ bool cv_cpu_has(const carve_target *cpu, const cv_op_def *def, const char *op);
 const char *cv_builtin_target_json(const char *name);
 extern const char *const cv_builtin_target_names[];
 
-#endif
-
 /* ================================================================ levels.c */
 
 /* A graph reduced to what partitioning needs. Nodes are numbered in a
@@ -181,11 +179,6 @@ typedef enum cv_reason {
 const char *cv_reason_code(cv_reason r);
 /* The reason of a code string (the report's codes), or CV_R_COUNT. */
 cv_reason cv_reason_of_code(const char *code);
-
-typedef struct cv_skip {
-    const char **nodes, **ops;  /* user skip lists */
-    uint32_t n_nodes, n_ops;
-} cv_skip;
 
 /* Decides whether the target can take node n as it is; on refusal returns
  * the reason and writes a message naming the field. Knows nothing of
@@ -336,3 +329,5 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out);
  * its graph's inputs). Freed by cv_report_io_free. */
 carve_status cv_report_io_take(cv_lower *lw);
 void cv_report_io_free(cv_lower *lw);
+
+#endif /* CARVE_PARTITION_H */
