@@ -1343,13 +1343,13 @@ static carve_status conv_infer(cv_ictx *c, uint32_t xi, uint32_t wi, carve_dtype
     if (rank < 0)
         return cv_infer_set(c, 0, dt, -1, NULL);
     if (rank < 3)
-        return nn_ierr(c, "input %u has rank %d, expected at least 3 (N, C, spatial...)", x ? xi : wi, rank);
+        return cv_ierr(c, "input %u has rank %d, expected at least 3 (N, C, spatial...)", x ? xi : wi, rank);
     if (x && w && x->rank != w->rank)
-        return nn_ierr(c, "input %u 'W' has rank %d but input %u 'X' has rank %d", wi, w->rank, xi, x->rank);
+        return cv_ierr(c, "input %u 'W' has rank %d but input %u 'X' has rank %d", wi, w->rank, xi, x->rank);
     int n = rank - 2;
     int64_t group = cv_attr_i(c->m, c->node, "group", 1);
     if (group < 1 || group > INT32_MAX)
-        return nn_ierr(c, "attribute 'group' is %lld", (long long)group);
+        return cv_ierr(c, "attribute 'group' is %lld", (long long)group);
     carve_dim d[CARVE_MAX_RANK];
     d[0] = x ? x->dims[0] : known(-1);
     if (!transpose)
@@ -1360,10 +1360,10 @@ static carve_status conv_infer(cv_ictx *c, uint32_t xi, uint32_t wi, carve_dtype
     if (x && w && x->dims[1].value >= 0) {
         int64_t C = x->dims[1].value, wc = transpose ? w->dims[0].value : w->dims[1].value;
         if (C % group)
-            return nn_ierr(c, "attribute 'group' %lld does not divide the %lld input channels", (long long)group,
+            return cv_ierr(c, "attribute 'group' %lld does not divide the %lld input channels", (long long)group,
                            (long long)C);
         if (wc >= 0 && wc != (transpose ? C : C / group))
-            return nn_ierr(c, "input %u 'W' has %lld input channels%s but input %u 'X' has %lld channels in %lld groups",
+            return cv_ierr(c, "input %u 'W' has %lld input channels%s but input %u 'X' has %lld channels in %lld groups",
                            wi, (long long)wc, transpose ? "" : " per group", xi, (long long)C, (long long)group);
     }
     int64_t wk[NSP];
@@ -1372,17 +1372,17 @@ static carve_status conv_infer(cv_ictx *c, uint32_t xi, uint32_t wi, carve_dtype
     win win_;
     char err[512];
     if (!win_read(c->m, c->node, n, wk, &win_, err, sizeof err))
-        return nn_ierr(c, "%s", err);
+        return cv_ierr(c, "%s", err);
     const int64_t *os = NULL;
     int nos = transpose ? cv_attr_ints(c->m, c->node, "output_shape", &os) : -1;
     if (nos >= 0 && nos != n && nos != n + 2)
-        return nn_ierr(c, "attribute 'output_shape' has %d values, expected %d", nos, n);
+        return cv_ierr(c, "attribute 'output_shape' has %d values, expected %d", nos, n);
     for (int i = 0; i < n; i++) {
         int64_t in = x ? x->dims[2 + i].value : -1;
         bool ok = transpose ? win_bwd(&win_, i, in, nos >= 0 ? os[nos - n + i] : -1, err, sizeof err)
                             : win_fwd(&win_, i, in, err, sizeof err);
         if (!ok)
-            return nn_ierr(c, "%s", err);
+            return cv_ierr(c, "%s", err);
         d[2 + i] = known(win_.out[i]);
     }
     return cv_infer_set(c, 0, dt, rank, d);
@@ -1403,16 +1403,16 @@ carve_status i_pool(cv_ictx *c)
         return s ? s : cv_infer_set(c, 1, CARVE_INT64, -1, NULL);
     }
     if (x->rank < 3)
-        return nn_ierr(c, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
+        return cv_ierr(c, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
     int n = x->rank - 2;
     win w;
     char err[512];
     if (!win_read(c->m, c->node, n, NULL, &w, err, sizeof err))
-        return nn_ierr(c, "%s", err);
+        return cv_ierr(c, "%s", err);
     carve_dim d[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]};
     for (int i = 0; i < n; i++) {
         if (!win_fwd(&w, i, x->dims[2 + i].value, err, sizeof err))
-            return nn_ierr(c, "%s", err);
+            return cv_ierr(c, "%s", err);
         d[2 + i] = known(w.out[i]);
     }
     s = cv_infer_set(c, 0, dt, x->rank, d);
@@ -1426,7 +1426,7 @@ carve_status i_globalpool(cv_ictx *c)
     if (!x)
         return cv_infer_set(c, 0, dt, -1, NULL);
     if (x->rank < 2)
-        return nn_ierr(c, "input 0 'X' has rank %d, expected at least 2 (N, C, spatial...)", x->rank);
+        return cv_ierr(c, "input 0 'X' has rank %d, expected at least 2 (N, C, spatial...)", x->rank);
     carve_dim d[CARVE_MAX_RANK];
     for (int i = 0; i < x->rank; i++)
         d[i] = i < 2 ? x->dims[i] : known(1);
@@ -1440,7 +1440,7 @@ carve_status i_maxunpool(cv_ictx *c)
     const cv_val *os = c->const_input(c, 2);
     if (os && os->rank == 1 && os->nelem <= CARVE_MAX_RANK && cv_dtype_is_int(os->dtype)) {
         if (x && (size_t)x->rank != os->nelem)
-            return nn_ierr(c, "input 2 'output_shape' has %zu values but input 0 'X' has rank %d", os->nelem, x->rank);
+            return cv_ierr(c, "input 2 'output_shape' has %zu values but input 0 'X' has rank %d", os->nelem, x->rank);
         carve_dim d[CARVE_MAX_RANK];
         for (size_t i = 0; i < os->nelem; i++)
             d[i] = known(cv_val_get_i64(os, i));
@@ -1449,14 +1449,14 @@ carve_status i_maxunpool(cv_ictx *c)
     if (!x)
         return cv_infer_set(c, 0, dt, -1, NULL);
     if (x->rank < 3)
-        return nn_ierr(c, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
+        return cv_ierr(c, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
     carve_dim d[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]};
     if (cv_infer_in(c, 2)) /* output_shape known only at run time */
         return cv_infer_set(c, 0, dt, x->rank, NULL);
     win w;
     char err[512];
     if (!win_read(c->m, c->node, x->rank - 2, NULL, &w, err, sizeof err))
-        return nn_ierr(c, "%s", err);
+        return cv_ierr(c, "%s", err);
     for (int i = 0; i < x->rank - 2; i++) {
         int64_t v = unpool_dim(&w, i, x->dims[2 + i].value);
         d[2 + i] = known(v < 0 ? -1 : v);

@@ -1156,18 +1156,6 @@ carve_status k_where(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
 carve_status i_bcast(cv_ictx *c);
 carve_status i_bcast_bool(cv_ictx *c);
 
-static carve_status infer_err(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static carve_status infer_err(cv_ictx *c, const char *fmt, ...)
-{
-    const cv_node *n = &c->m->nodes[c->node];
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
-}
-
 /* "[N,3,?]" for a type's (possibly symbolic) shape. */
 static void fmt_type_shape(char *buf, size_t sz, const cv_type *t)
 {
@@ -1192,7 +1180,7 @@ static carve_status same_dtypes(cv_ictx *c, uint32_t first, uint32_t last)
         const cv_type *t = cv_infer_in(c, i);
         if (t0 && t && t0->kind == CARVE_TYPE_TENSOR && t->kind == CARVE_TYPE_TENSOR && t0->dtype && t->dtype &&
             t0->dtype != t->dtype)
-            return infer_err(c, "input %u '%s' is %s but input %u '%s' is %s", i, c->m->values[n->in[i]].name,
+            return cv_ierr(c, "input %u '%s' is %s but input %u '%s' is %s", i, c->m->values[n->in[i]].name,
                              carve_dtype_name(t->dtype), first, c->m->values[n->in[first]].name,
                              carve_dtype_name(t0->dtype));
     }
@@ -1236,7 +1224,7 @@ carve_status i_prelu(cv_ictx *c)
             char a[300], b[300];
             fmt_type_shape(a, sizeof a, sl);
             fmt_type_shape(b, sizeof b, x);
-            return infer_err(c, "input 1 'slope' of shape %s does not broadcast to X's shape %s", a, b);
+            return cv_ierr(c, "input 1 'slope' of shape %s does not broadcast to X's shape %s", a, b);
         }
     }
     return cv_infer_like(c, 0, 0, CARVE_UNDEFINED);

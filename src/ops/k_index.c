@@ -119,14 +119,14 @@ carve_status i_gather(cv_ictx *c)
     if (!x || x->rank < 0 || !ind || ind->rank < 0)
         return cv_infer_set(c, 0, dt, -1, NULL);
     if (x->rank < 1)
-        return sh_ierr(c, "input 0 'data' must have rank >= 1, it is a scalar");
+        return cv_ierr(c, "input 0 'data' must have rank >= 1, it is a scalar");
     int64_t ax = cv_attr_i(c->m, c->node, "axis", 0);
     int axis = sh_axis(ax, x->rank);
     if (axis < 0)
-        return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
+        return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
     int r = x->rank - 1 + ind->rank;
     if (r > CARVE_MAX_RANK)
-        return sh_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
+        return cv_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
     carve_dim d[CARVE_MAX_RANK];
     int o = 0;
     for (int i = 0; i < axis; i++)
@@ -142,7 +142,7 @@ carve_status i_gather(cv_ictx *c)
         for (size_t j = 0; j < iv->nelem; j++) {
             int64_t q = idx_at(iv, j);
             if (q < -bound || q >= bound)
-                return sh_ierr(c, "indices[%zu] = %lld is out of range for axis %d of size %lld (allowed [%lld, %lld])",
+                return cv_ierr(c, "indices[%zu] = %lld is out of range for axis %d of size %lld (allowed [%lld, %lld])",
                                j, (long long)q, axis, (long long)bound, (long long)-bound, (long long)(bound - 1));
         }
     return cv_infer_set(c, 0, dt, r, d);
@@ -243,7 +243,7 @@ carve_status i_gatherelements(cv_ictx *c)
     const cv_type *x = sh_tin(c, 0), *ind = sh_tin(c, 1);
     carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
     if (x && ind && x->rank >= 0 && ind->rank >= 0 && x->rank != ind->rank)
-        return sh_ierr(c, "input 1 'indices' has rank %d but input 0 'data' has rank %d", ind->rank, x->rank);
+        return cv_ierr(c, "input 1 'indices' has rank %d but input 0 'data' has rank %d", ind->rank, x->rank);
     if (!ind)
         return cv_infer_set(c, 0, dt, x ? x->rank : -1, NULL);
     return cv_infer_set(c, 0, dt, ind->rank, ind->dims);
@@ -514,16 +514,16 @@ carve_status i_gathernd(cv_ictx *c)
     int64_t bd = c->opset >= 12 ? cv_attr_i(c->m, c->node, "batch_dims", 0) : 0;
     int r = x->rank, q = ind->rank;
     if (r < 1 || q < 1 || bd < 0 || bd >= r || bd >= q)
-        return sh_ierr(c, "ranks %d ('data') and %d ('indices') do not fit batch_dims %lld", r, q, (long long)bd);
+        return cv_ierr(c, "ranks %d ('data') and %d ('indices') do not fit batch_dims %lld", r, q, (long long)bd);
     int b = (int)bd;
     int64_t m = ind->dims[q - 1].value;
     if (m < 0)
         return cv_infer_set(c, 0, dt, -1, NULL);
     if (m < 1 || m > r - b)
-        return sh_ierr(c, "the last dim of 'indices' is %lld; it must be in [1, %d]", (long long)m, r - b);
+        return cv_ierr(c, "the last dim of 'indices' is %lld; it must be in [1, %d]", (long long)m, r - b);
     int orank = q - 1 + r - b - (int)m;
     if (orank > CARVE_MAX_RANK)
-        return sh_ierr(c, "the output would have rank %d, above carve's limit %d", orank, CARVE_MAX_RANK);
+        return cv_ierr(c, "the output would have rank %d, above carve's limit %d", orank, CARVE_MAX_RANK);
     carve_dim d[CARVE_MAX_RANK];
     int o = 0;
     for (int i = 0; i < q - 1; i++)
@@ -869,7 +869,7 @@ carve_status i_unique(cv_ictx *c)
     } else {
         int axis = sh_axis(aa->u.i, x->rank);
         if (axis < 0)
-            return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)aa->u.i, x->rank);
+            return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)aa->u.i, x->rank);
         carve_dim d[CARVE_MAX_RANK];
         memcpy(d, x->dims, (size_t)x->rank * sizeof *d);
         d[axis] = sh_du();
@@ -944,7 +944,7 @@ carve_status i_compress(cv_ictx *c)
     if (has_axis && x && x->rank >= 0) {
         axis = sh_axis(aa->u.i, x->rank);
         if (axis < 0)
-            return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)aa->u.i, x->rank);
+            return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)aa->u.i, x->rank);
     }
     carve_dim len = !x || x->rank < 0 ? sh_du() : has_axis ? x->dims[axis] : sh_dim_prod(x->dims, 0, x->rank);
     if (cond && cond->dtype == CARVE_BOOL && (len.value >= 0 || cond->nelem == 0)) {

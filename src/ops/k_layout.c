@@ -102,7 +102,7 @@ carve_status i_transpose(cv_ictx *c)
     int perm[CARVE_MAX_RANK];
     char err[200];
     if (perm_of(c->m, c->node, x->rank, perm, err, sizeof err))
-        return sh_ierr(c, "%s", err);
+        return cv_ierr(c, "%s", err);
     carve_dim d[CARVE_MAX_RANK];
     for (int i = 0; i < x->rank; i++)
         d[i] = x->dims[perm[i]];
@@ -187,11 +187,11 @@ carve_status i_concat(cv_ictx *c)
         if (t && !dt)
             dt = t->dtype;
         if (t && t->dtype && dt && t->dtype != dt)
-            return sh_ierr(c, "input %u is %s but an earlier input is %s", i, carve_dtype_name(t->dtype),
+            return cv_ierr(c, "input %u is %s but an earlier input is %s", i, carve_dtype_name(t->dtype),
                            carve_dtype_name(dt));
         if (t && t->rank >= 0) {
             if (ref && ref->rank != t->rank)
-                return sh_ierr(c, "input %u has rank %d but an earlier input has rank %d", i, t->rank, ref->rank);
+                return cv_ierr(c, "input %u has rank %d but an earlier input has rank %d", i, t->rank, ref->rank);
             if (!ref)
                 ref = t;
         }
@@ -200,12 +200,12 @@ carve_status i_concat(cv_ictx *c)
         return cv_infer_set(c, 0, dt, -1, NULL);
     int r = ref->rank;
     if (r == 0)
-        return sh_ierr(c, "inputs are scalars; Concat needs rank >= 1");
+        return cv_ierr(c, "inputs are scalars; Concat needs rank >= 1");
     bool present;
     int64_t ax = concat_axis_attr(c->m, c->node, c->opset, &present);
     int axis = sh_axis(ax, r);
     if (axis < 0)
-        return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, r);
+        return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, r);
     carve_dim d[CARVE_MAX_RANK];
     bool first = true, sum_known = true;
     int64_t sum = 0;
@@ -222,7 +222,7 @@ carve_status i_concat(cv_ictx *c)
             if (first) {
                 d[j] = a;
             } else if (d[j].value >= 0 && a.value >= 0 && d[j].value != a.value) {
-                return sh_ierr(c, "input %u has size %lld on axis %d where an earlier input has %lld", i,
+                return cv_ierr(c, "input %u has size %lld on axis %d where an earlier input has %lld", i,
                                (long long)a.value, j, (long long)d[j].value);
             } else if (d[j].value < 0 && a.value >= 0) {
                 d[j] = a; /* a known size settles a symbolic one */
@@ -343,11 +343,11 @@ carve_status i_split(cv_ictx *c)
     if (!x || x->rank < 0)
         return sh_iunknown(c, n_out, dt);
     if (x->rank == 0)
-        return sh_ierr(c, "input 0 'input' is a scalar; Split needs rank >= 1");
+        return cv_ierr(c, "input 0 'input' is a scalar; Split needs rank >= 1");
     int64_t ax = cv_attr_i(c->m, c->node, "axis", 0);
     int axis = sh_axis(ax, x->rank);
     if (axis < 0)
-        return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
+        return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
     int64_t sizes[256];
     size_t n = 0;
     bool given = false, known = true;
@@ -367,17 +367,17 @@ carve_status i_split(cv_ictx *c)
     carve_dim dax = x->dims[axis];
     if (given && known) {
         if (n != n_out)
-            return sh_ierr(c, "'split' has %zu sizes but the node has %u outputs", n, n_out);
+            return cv_ierr(c, "'split' has %zu sizes but the node has %u outputs", n, n_out);
         int64_t sum = 0;
         for (size_t i = 0; i < n; i++) {
             if (sizes[i] < 0)
-                return sh_ierr(c, "'split' size %zu is negative (%lld)", i, (long long)sizes[i]);
+                return cv_ierr(c, "'split' size %zu is negative (%lld)", i, (long long)sizes[i]);
             if (sizes[i] > INT64_MAX - sum)
-                return sh_ierr(c, "'split' sizes overflow");
+                return cv_ierr(c, "'split' sizes overflow");
             sum += sizes[i];
         }
         if (dax.value >= 0 && sum != dax.value)
-            return sh_ierr(c, "'split' sizes add up to %lld but axis %d has size %lld", (long long)sum, axis,
+            return cv_ierr(c, "'split' sizes add up to %lld but axis %d has size %lld", (long long)sum, axis,
                            (long long)dax.value);
     } else if (!given) {
         int64_t num = c->opset >= 18 ? cv_attr_i(c->m, c->node, "num_outputs", 0) : 0;
@@ -391,7 +391,7 @@ carve_status i_split(cv_ictx *c)
             }
         } else {
             if (n_out && dax.value % (int64_t)n_out)
-                return sh_ierr(c, "axis %d of size %lld does not split into %u equal parts", axis,
+                return cv_ierr(c, "axis %d of size %lld does not split into %u equal parts", axis,
                                (long long)dax.value, n_out);
             for (uint32_t i = 0; i < n_out && i < 256; i++)
                 sizes[i] = dax.value / (int64_t)n_out;
@@ -590,7 +590,7 @@ carve_status i_slice(cv_ictx *c)
     size_t n = have_axes ? na : a.n;
     if (!have_axes) {
         if (a.n > (size_t)r)
-            return sh_ierr(c, "'starts' has %zu values but the input has rank %d", a.n, r);
+            return cv_ierr(c, "'starts' has %zu values but the input has rank %d", a.n, r);
         for (size_t i = 0; i < a.n; i++)
             a.axes[i] = (int64_t)i;
     }
@@ -598,14 +598,14 @@ carve_status i_slice(cv_ictx *c)
     for (size_t i = 0; i < n; i++) {
         int ax = sh_axis(a.axes[i], r);
         if (ax < 0)
-            return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)a.axes[i], r);
+            return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)a.axes[i], r);
         if (seen[ax])
-            return sh_ierr(c, "axis %lld is given twice", (long long)a.axes[i]);
+            return cv_ierr(c, "axis %lld is given twice", (long long)a.axes[i]);
         seen[ax] = true;
         a.axes[i] = ax;
     }
     if (kn_se && (ne != a.n || (have_axes && na != a.n) || (have_steps && kn_steps && ns != a.n)))
-        return sh_ierr(c, "'starts', 'ends', 'axes' and 'steps' must have the same length (%zu, %zu, %zu, %zu)", a.n,
+        return cv_ierr(c, "'starts', 'ends', 'axes' and 'steps' must have the same length (%zu, %zu, %zu, %zu)", a.n,
                        ne, have_axes ? na : a.n, have_steps ? ns : a.n);
     for (size_t i = 0; i < n; i++) {
         int ax = (int)a.axes[i];
@@ -615,7 +615,7 @@ carve_status i_slice(cv_ictx *c)
         }
         int64_t step = have_steps ? a.steps[i] : 1;
         if (step == 0)
-            return sh_ierr(c, "'steps' value %zu is 0", i);
+            return cv_ierr(c, "'steps' value %zu is 0", i);
         d[ax] = slice_dim_sym(x->dims[ax], a.starts[i], a.ends[i], step);
     }
     return cv_infer_set(c, 0, dt, r, d);
@@ -680,7 +680,7 @@ carve_status i_expand(cv_ictx *c)
         carve_dim a = xi >= 0 ? x->dims[xi] : sh_dk(1);
         int64_t b = si >= 0 ? shape[si] : 1;
         if (b < 0)
-            return sh_ierr(c, "input 1 'shape' has a negative dim %lld", (long long)b);
+            return cv_ierr(c, "input 1 'shape' has a negative dim %lld", (long long)b);
         if (b == 1)
             d[i] = a;
         else if (a.value == 1 || a.value < 0)
@@ -688,7 +688,7 @@ carve_status i_expand(cv_ictx *c)
         else if (a.value == b)
             d[i] = a;
         else
-            return sh_ierr(c, "input dim %d of size %lld does not broadcast to %lld", xi, (long long)a.value,
+            return cv_ierr(c, "input dim %d of size %lld does not broadcast to %lld", xi, (long long)a.value,
                            (long long)b);
     }
     return cv_infer_set(c, 0, dt, r, d);
@@ -812,14 +812,14 @@ carve_status i_tile(cv_ictx *c)
         known = sh_const_ints(c, 1, t, 1, &n1) && sh_const_ints(c, 2, a, 1, &n2) && n1 == 1 && n2 == 1;
         int ax = known ? sh_axis(a[0], r) : -1;
         if (known && ax < 0)
-            return sh_ierr(c, "input 2 'axis' %lld is out of range for rank %d", (long long)a[0], r);
+            return cv_ierr(c, "input 2 'axis' %lld is out of range for rank %d", (long long)a[0], r);
         for (int i = 0; known && i < r; i++)
             rep[i] = i == ax ? t[0] : 1;
         n = (size_t)r;
     } else {
         known = sh_const_ints(c, 1, rep, CARVE_MAX_RANK, &n);
         if (known && n != (size_t)r)
-            return sh_ierr(c, "input 1 'repeats' has %zu values but the input has rank %d", n, r);
+            return cv_ierr(c, "input 1 'repeats' has %zu values but the input has rank %d", n, r);
     }
     carve_dim d[CARVE_MAX_RANK];
     for (int i = 0; i < r; i++) {
@@ -828,7 +828,7 @@ carve_status i_tile(cv_ictx *c)
             continue;
         }
         if (rep[i] < 0)
-            return sh_ierr(c, "repeat count %lld on axis %d is negative", (long long)rep[i], i);
+            return cv_ierr(c, "repeat count %lld on axis %d is negative", (long long)rep[i], i);
         if (rep[i] == 1)
             d[i] = x->dims[i];
         else if (rep[i] == 0 || x->dims[i].value == 0)
@@ -1059,20 +1059,20 @@ carve_status i_pad(cv_ictx *c)
         return cv_infer_set(c, 0, dt, r, d);
     }
     if (n != 2 * na)
-        return sh_ierr(c, "pads has %zu values; it needs 2 per padded axis (%zu)", n, 2 * na);
+        return cv_ierr(c, "pads has %zu values; it needs 2 per padded axis (%zu)", n, 2 * na);
     memcpy(d, x->dims, (size_t)r * sizeof *d);
     for (size_t i = 0; i < na; i++) {
         int a = sh_axis(axes[i], r);
         if (a < 0)
-            return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)axes[i], r);
+            return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)axes[i], r);
         int64_t b = pads[i], e = pads[i + na];
         if (b > INT32_MAX * (int64_t)1024 || e > INT32_MAX * (int64_t)1024 || b < -INT32_MAX * (int64_t)1024 ||
             e < -INT32_MAX * (int64_t)1024)
-            return sh_ierr(c, "pads %lld, %lld on axis %d are out of range", (long long)b, (long long)e, a);
+            return cv_ierr(c, "pads %lld, %lld on axis %d are out of range", (long long)b, (long long)e, a);
         if (x->dims[a].value >= 0) {
             int64_t o = x->dims[a].value + b + e;
             if (o < 0 || -b > x->dims[a].value || -e > x->dims[a].value)
-                return sh_ierr(c, "pads %lld, %lld on axis %d of size %lld leave no valid shape", (long long)b,
+                return cv_ierr(c, "pads %lld, %lld on axis %d of size %lld leave no valid shape", (long long)b,
                                (long long)e, a, (long long)x->dims[a].value);
             d[a] = sh_dk(o);
         } else if (b + e != 0) {
@@ -1173,24 +1173,24 @@ static carve_status space_infer(cv_ictx *c, bool to_space)
     const cv_type *x = sh_tin(c, 0);
     carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
     if (x && x->rank >= 0 && x->rank != 4)
-        return sh_ierr(c, "input 0 'input' must have rank 4 (N, C, H, W), it has rank %d", x->rank);
+        return cv_ierr(c, "input 0 'input' must have rank 4 (N, C, H, W), it has rank %d", x->rank);
     int64_t b = cv_attr_i(c->m, c->node, "blocksize", 0);
     if (b < 1 || b > INT32_MAX)
-        return sh_ierr(c, "attribute 'blocksize' is %lld; it must be at least 1", (long long)b);
+        return cv_ierr(c, "attribute 'blocksize' is %lld; it must be at least 1", (long long)b);
     if (!x || x->rank < 0)
         return cv_infer_set(c, 0, dt, 4, NULL);
     carve_dim d[4] = {x->dims[0], sh_du(), sh_du(), sh_du()};
     carve_dim C = x->dims[1], H = x->dims[2], W = x->dims[3];
     if (to_space) {
         if (C.value >= 0 && C.value % (b * b))
-            return sh_ierr(c, "channels (%lld) are not a multiple of blocksize^2 (%lld)", (long long)C.value,
+            return cv_ierr(c, "channels (%lld) are not a multiple of blocksize^2 (%lld)", (long long)C.value,
                            (long long)(b * b));
         d[1] = C.value >= 0 ? sh_dk(C.value / (b * b)) : b == 1 ? C : sh_du();
         d[2] = dim_mul(H, b);
         d[3] = dim_mul(W, b);
     } else {
         if ((H.value >= 0 && H.value % b) || (W.value >= 0 && W.value % b))
-            return sh_ierr(c, "height and width must be multiples of blocksize %lld", (long long)b);
+            return cv_ierr(c, "height and width must be multiples of blocksize %lld", (long long)b);
         d[1] = dim_mul(C, b * b);
         d[2] = H.value >= 0 ? sh_dk(H.value / b) : b == 1 ? H : sh_du();
         d[3] = W.value >= 0 ? sh_dk(W.value / b) : b == 1 ? W : sh_du();

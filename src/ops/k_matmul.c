@@ -18,17 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-carve_status nn_ierr(cv_ictx *c, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const cv_node *n = &c->m->nodes[c->node];
-    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
-}
-
 const char *nn_shape_str(char *buf, size_t n, int rank, const int64_t *dims)
 {
     size_t k = (size_t)snprintf(buf, n, "[");
@@ -1231,10 +1220,10 @@ static carve_status mm_infer(cv_ictx *c, uint32_t ia, uint32_t ib, carve_dtype d
     if (!a || !b)
         return cv_infer_set(c, 0, dt, -1, NULL);
     if (a->rank < 1 || b->rank < 1)
-        return nn_ierr(c, "input %u has rank %d and input %u rank %d: both need rank >= 1", ia, a->rank, ib, b->rank);
+        return cv_ierr(c, "input %u has rank %d and input %u rank %d: both need rank >= 1", ia, a->rank, ib, b->rank);
     carve_dim K = a->dims[a->rank - 1], K2 = b->dims[b->rank >= 2 ? b->rank - 2 : 0];
     if (K.value >= 0 && K2.value >= 0 && K.value != K2.value)
-        return nn_ierr(c, "input %u has %lld columns but input %u has %lld rows", ia, (long long)K.value, ib,
+        return cv_ierr(c, "input %u has %lld columns but input %u has %lld rows", ia, (long long)K.value, ib,
                        (long long)K2.value);
     int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0, r = ra > rb ? ra : rb;
     carve_dim d[CARVE_MAX_RANK + 2];
@@ -1246,7 +1235,7 @@ static carve_status mm_infer(cv_ictx *c, uint32_t ia, uint32_t ib, carve_dtype d
         else if (y.value == 1 || dim_eq(x, y))
             d[i] = x;
         else if (x.value >= 0 && y.value >= 0)
-            return nn_ierr(c, "batch dims %lld and %lld of inputs %u and %u do not broadcast", (long long)x.value,
+            return cv_ierr(c, "batch dims %lld and %lld of inputs %u and %u do not broadcast", (long long)x.value,
                            (long long)y.value, ia, ib);
         else
             d[i] = x.value >= 0 ? x : y.value >= 0 ? y : (carve_dim){-1, NULL};
@@ -1257,7 +1246,7 @@ static carve_status mm_infer(cv_ictx *c, uint32_t ia, uint32_t ib, carve_dtype d
     if (b->rank >= 2)
         d[n++] = b->dims[b->rank - 1];
     if (n > CARVE_MAX_RANK)
-        return nn_ierr(c, "output rank %d exceeds %d", n, CARVE_MAX_RANK);
+        return cv_ierr(c, "output rank %d exceeds %d", n, CARVE_MAX_RANK);
     return cv_infer_set(c, 0, dt, n, d);
 }
 
@@ -1277,7 +1266,7 @@ carve_status i_gemm(cv_ictx *c)
     const cv_type *a = tensor_in(c, 0), *b = tensor_in(c, 1);
     bool ta = cv_attr_i(c->m, c->node, "transA", 0) != 0, tb = cv_attr_i(c->m, c->node, "transB", 0) != 0;
     if ((a && a->rank != 2) || (b && b->rank != 2))
-        return nn_ierr(c, "input %d has rank %d, expected 2", a && a->rank != 2 ? 0 : 1, a && a->rank != 2 ? a->rank : b->rank);
+        return cv_ierr(c, "input %d has rank %d, expected 2", a && a->rank != 2 ? 0 : 1, a && a->rank != 2 ? a->rank : b->rank);
     carve_dim d[2] = {{-1, NULL}, {-1, NULL}};
     if (a)
         d[0] = a->dims[ta ? 1 : 0];
@@ -1286,17 +1275,17 @@ carve_status i_gemm(cv_ictx *c)
     if (a && b) {
         carve_dim k1 = a->dims[ta ? 0 : 1], k2 = b->dims[tb ? 1 : 0];
         if (k1.value >= 0 && k2.value >= 0 && k1.value != k2.value)
-            return nn_ierr(c, "input 0 'A' gives K = %lld but input 1 'B' gives K = %lld", (long long)k1.value,
+            return cv_ierr(c, "input 0 'A' gives K = %lld but input 1 'B' gives K = %lld", (long long)k1.value,
                            (long long)k2.value);
     }
     const cv_type *ct = tensor_in(c, 2);
     if (ct) {
         if (ct->rank > 2)
-            return nn_ierr(c, "input 2 'C' has rank %d, expected at most 2", ct->rank);
+            return cv_ierr(c, "input 2 'C' has rank %d, expected at most 2", ct->rank);
         for (int i = 0; i < ct->rank; i++) {
             carve_dim cd = ct->dims[i], od = d[2 - ct->rank + i];
             if (cd.value >= 0 && cd.value != 1 && od.value >= 0 && cd.value != od.value)
-                return nn_ierr(c, "input 2 'C' dim %d is %lld, which does not broadcast to %lld", i, (long long)cd.value,
+                return cv_ierr(c, "input 2 'C' dim %d is %lld, which does not broadcast to %lld", i, (long long)cd.value,
                                (long long)od.value);
         }
     }
@@ -1309,7 +1298,7 @@ carve_status i_einsum(cv_ictx *c)
     carve_dtype dt = dtype_in(c, 0);
     const char *eq = cv_attr_s(c->m, c->node, "equation", NULL);
     if (!eq)
-        return nn_ierr(c, "attribute 'equation' is missing");
+        return cv_ierr(c, "attribute 'equation' is missing");
     if (nd->n_in > 255)
         return cv_infer_set(c, 0, dt, -1, NULL);
     int ranks[256];
@@ -1323,7 +1312,7 @@ carve_status i_einsum(cv_ictx *c)
     }
     char err[512];
     if (!ein_parse(eq, nd->n_in, ranks, terms, &outt, err, sizeof err))
-        return nn_ierr(c, "%s", err);
+        return cv_ierr(c, "%s", err);
     carve_dim size[EIN_LABELS];
     bool set[EIN_LABELS] = {false};
     for (uint32_t t = 0; t < nd->n_in; t++)
@@ -1335,7 +1324,7 @@ carve_status i_einsum(cv_ictx *c)
             else if (d.value == 1)
                 continue;
             else if (d.value >= 0 && s->value >= 0 && d.value != s->value)
-                return nn_ierr(c, "input %u dim %d is %lld but that label has size %lld elsewhere", t, i,
+                return cv_ierr(c, "input %u dim %d is %lld but that label has size %lld elsewhere", t, i,
                                (long long)d.value, (long long)s->value);
             else if (s->value < 0 && d.value >= 0)
                 *s = d; /* a known size beats a symbolic one */
@@ -1354,10 +1343,10 @@ carve_status i_det(cv_ictx *c)
     if (!t)
         return cv_infer_set(c, 0, dt, -1, NULL);
     if (t->rank < 2)
-        return nn_ierr(c, "input 0 'X' has rank %d, expected at least 2", t->rank);
+        return cv_ierr(c, "input 0 'X' has rank %d, expected at least 2", t->rank);
     carve_dim a = t->dims[t->rank - 2], b = t->dims[t->rank - 1];
     if (a.value >= 0 && b.value >= 0 && a.value != b.value)
-        return nn_ierr(c, "input 0 'X' ends in %lldx%lld matrices, which are not square", (long long)a.value,
+        return cv_ierr(c, "input 0 'X' ends in %lldx%lld matrices, which are not square", (long long)a.value,
                        (long long)b.value);
     return cv_infer_set(c, 0, dt, t->rank - 2, t->dims);
 }

@@ -35,7 +35,6 @@ void nn_qstore(cv_val *y, const int32_t *q);
 bool nn_requant(cv_val *y, const double *r, const cv_val *zp);
 
 /* An inference error: "node 'NAME' (OP): <message>", CARVE_ERR_INVALID. */
-carve_status nn_ierr(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "[2,3,4]" into buf (for messages). */
 const char *nn_shape_str(char *buf, size_t n, int rank, const int64_t *dims);
 

@@ -143,12 +143,6 @@ static bool check_count(cv_kctx *k, const cv_val *p, uint32_t i, const char *nam
     return false;
 }
 
-static carve_status ierr(cv_ictx *c, const char *what)
-{
-    const cv_node *n = &c->m->nodes[c->node];
-    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, what);
-}
-
 /* ================================================================ BatchNormalization */
 
 static bool bn_training(cv_kctx *k, uint32_t n_out)
@@ -176,8 +170,8 @@ carve_status k_batchnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     /* before 9, spatial=0 keeps one statistic per (C, D1, ...) element */
     bool spatial = k->opset >= 9 || cv_attr_i(k->m, k->node, "spatial", 1) != 0;
     size_t N = (size_t)x->dims[0];
-    size_t C = x->rank < 2 ? 1 : spatial ? (size_t)x->dims[1] : rd_span(x->dims, 1, x->rank);
-    size_t S = x->rank < 2 || !spatial ? 1 : rd_span(x->dims, 2, x->rank);
+    size_t C = x->rank < 2 ? 1 : spatial ? (size_t)x->dims[1] : sh_span(x->dims, 1, x->rank);
+    size_t S = x->rank < 2 || !spatial ? 1 : sh_span(x->dims, 2, x->rank);
     static const char *const names[5] = {"X", "scale", "B", "input_mean", "input_var"};
     for (uint32_t i = 1; i < 5; i++)
         if (!check_count(k, in[i], i, names[i], C, "one per channel"))
@@ -392,7 +386,7 @@ carve_status k_instancenorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out
         return CARVE_ERR_INVALID;
     if (x->rank < 2)
         return cv_kerr(k, "input 0 'input' has rank %d; it must be (N, C, D1, ...)", x->rank);
-    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = rd_span(x->dims, 2, x->rank);
+    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = sh_span(x->dims, 2, x->rank);
     if (!check_count(k, in[1], 1, "scale", C, "one per channel") || !check_count(k, in[2], 2, "B", C, "one per channel"))
         return CARVE_ERR_INVALID;
     double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
@@ -504,10 +498,10 @@ carve_status k_layernorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     if (!float_input(k, x, "X"))
         return CARVE_ERR_INVALID;
     int64_t axis = cv_attr_i(k->m, k->node, "axis", -1);
-    int a = rd_axis(axis, x->rank);
+    int a = sh_axis(axis, x->rank);
     if (a < 0)
         return cv_kerr(k, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, x->rank);
-    size_t outer = rd_span(x->dims, 0, a), n = rd_span(x->dims, a, x->rank);
+    size_t outer = sh_span(x->dims, 0, a), n = sh_span(x->dims, a, x->rank);
     double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
     int nr = x->rank - a;
     const int64_t *nd = x->dims + a;
@@ -585,9 +579,9 @@ carve_status i_layernorm(cv_ictx *c)
         return s ? s : cv_infer_set(c, 2, ut, -1, NULL);
     }
     int64_t axis = cv_attr_i(c->m, c->node, "axis", -1);
-    int a = rd_axis(axis, t->rank);
+    int a = sh_axis(axis, t->rank);
     if (a < 0)
-        return ierr(c, "attribute 'axis' is out of range for the input rank");
+        return cv_ierr(c, "attribute 'axis' is out of range for the input rank");
     carve_dim d[CARVE_MAX_RANK];
     for (int i = 0; i < t->rank; i++)
         d[i] = i < a ? t->dims[i] : (carve_dim){1, NULL};
@@ -614,7 +608,7 @@ carve_status d_layernorm(cv_rw *rw)
     if (!is_std_float(T))
         return rd_unsupported(rw, "input 0 'X' has type %s", carve_dtype_name(T));
     int64_t axis = cv_attr_i(m, rw->node, "axis", -1);
-    int a = rd_axis(axis, xt->rank);
+    int a = sh_axis(axis, xt->rank);
     if (a < 0)
         return rd_unsupported(rw, "attribute 'axis' is %lld, out of range for rank %d", (long long)axis, xt->rank);
     carve_dtype U = ln_stash(m, rw->node);
@@ -651,7 +645,7 @@ carve_status k_groupnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     int64_t g;
     if (!carve_node_attr_int(k->m, k->node, "num_groups", &g))
         return cv_kerr(k, "attribute 'num_groups' is missing");
-    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = rd_span(x->dims, 2, x->rank);
+    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = sh_span(x->dims, 2, x->rank);
     if (g <= 0 || C % (uint64_t)g)
         return cv_kerr(k, "attribute 'num_groups' is %lld; it must divide the %zu channels", (long long)g, C);
     size_t G = (size_t)g, cg = C / G;
@@ -809,7 +803,7 @@ static bool mvn_axes(const carve_model *m, carve_node_id n, int rank, bool *mask
     for (int i = 0; i < rank; i++)
         mask[i] = false;
     for (int i = 0; i < na; i++) {
-        int a = rd_axis(axes[i], rank);
+        int a = sh_axis(axes[i], rank);
         if (a < 0) {
             *bad = axes[i];
             return false;
@@ -932,7 +926,7 @@ carve_status k_lrn(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
         return cv_kerr(k, "attribute 'size' is missing or below 1");
     double alpha = cv_attr_f(k->m, k->node, "alpha", 1e-4f), beta = cv_attr_f(k->m, k->node, "beta", 0.75f),
            bias = cv_attr_f(k->m, k->node, "bias", 1.0f);
-    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = rd_span(x->dims, 2, x->rank);
+    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = sh_span(x->dims, 2, x->rank);
     double *sq = cv_malloc((S ? S : 1) * sizeof *sq);
     cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
     if (!sq || !xw || !yw) {

@@ -26,21 +26,6 @@
 
 /* ================================================================ shared helpers */
 
-int rd_axis(int64_t axis, int rank)
-{
-    if (axis < -(int64_t)rank || axis >= (int64_t)rank)
-        return -1;
-    return (int)(axis < 0 ? axis + rank : axis);
-}
-
-size_t rd_span(const int64_t *dims, int from, int to)
-{
-    size_t n = 1;
-    for (int i = from; i < to; i++)
-        n *= (size_t)dims[i];
-    return n;
-}
-
 cv_val *rd_to_f32(const cv_val *v)
 {
     if (v->dtype != CARVE_FLOAT16 && v->dtype != CARVE_BFLOAT16)
@@ -487,7 +472,7 @@ static bool axes_mask(const int64_t *axes, size_t n, int rank, bool *mask, char 
     for (int i = 0; i < rank; i++)
         mask[i] = false;
     for (size_t i = 0; i < n; i++) {
-        int a = rd_axis(axes[i], rank);
+        int a = sh_axis(axes[i], rank);
         if (a < 0) {
             snprintf(why, whysz, "axes value %lld is out of range for input rank %d", (long long)axes[i], rank);
             return false;
@@ -790,18 +775,6 @@ carve_status k_reduce(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
     return CARVE_OK;
 }
 
-static carve_status ierr(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static carve_status ierr(cv_ictx *c, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const cv_node *n = &c->m->nodes[c->node];
-    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
-}
-
 static const cv_type *tensor_in(cv_ictx *c, uint32_t i)
 {
     const cv_type *t = cv_infer_in(c, i);
@@ -842,14 +815,14 @@ carve_status i_reduce(cv_ictx *c)
             return cv_infer_set(c, 0, dt, -1, NULL);
         }
         if (!axes_from_val(a, buf, CARVE_MAX_RANK, &n, why, sizeof why))
-            return ierr(c, "%s", why);
+            return cv_ierr(c, "%s", why);
     }
     bool mask[CARVE_MAX_RANK];
     if (!n) {
         for (int i = 0; i < rank; i++)
             mask[i] = !noop;
     } else if (!axes_mask(axes, n, rank, mask, why, sizeof why)) {
-        return ierr(c, "%s", why);
+        return cv_ierr(c, "%s", why);
     }
     carve_dim d[CARVE_MAX_RANK];
     int orank = 0;
@@ -905,12 +878,12 @@ carve_status k_argreduce(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     if (x->kind != CV_VAL_TENSOR || !(is_std_float(x->dtype) || is_std_int(x->dtype)))
         return cv_kerr(k, "input 0 'data' has type %s, which %s does not take", carve_dtype_name(x->dtype), nd->op);
     int64_t axis = cv_attr_i(k->m, k->node, "axis", 0);
-    int a = rd_axis(axis, x->rank);
+    int a = sh_axis(axis, x->rank);
     if (a < 0)
         return cv_kerr(k, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, x->rank);
     bool keep = cv_attr_i(k->m, k->node, "keepdims", 1) != 0;
     bool last = k->opset >= 12 && cv_attr_i(k->m, k->node, "select_last_index", 0) != 0;
-    size_t n = (size_t)x->dims[a], outer = rd_span(x->dims, 0, a), inner = rd_span(x->dims, a + 1, x->rank);
+    size_t n = (size_t)x->dims[a], outer = sh_span(x->dims, 0, a), inner = sh_span(x->dims, a + 1, x->rank);
     int orank = 0;
     int64_t odims[CARVE_MAX_RANK];
     for (int i = 0; i < x->rank; i++)
@@ -968,9 +941,9 @@ carve_status i_argreduce(cv_ictx *c)
     if (!t || t->rank < 0)
         return cv_infer_set(c, 0, CARVE_INT64, -1, NULL);
     int64_t axis = cv_attr_i(c->m, c->node, "axis", 0);
-    int a = rd_axis(axis, t->rank);
+    int a = sh_axis(axis, t->rank);
     if (a < 0)
-        return ierr(c, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, t->rank);
+        return cv_ierr(c, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, t->rank);
     bool keep = cv_attr_i(c->m, c->node, "keepdims", 1) != 0;
     carve_dim d[CARVE_MAX_RANK];
     int orank = 0;
@@ -1263,12 +1236,12 @@ carve_status k_softmax(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uin
      * (default -1) */
     bool old = k->opset < 13;
     int64_t axis = cv_attr_i(k->m, k->node, "axis", old ? 1 : -1);
-    int a = old && axis == x->rank ? x->rank : rd_axis(axis, x->rank);
+    int a = old && axis == x->rank ? x->rank : sh_axis(axis, x->rank);
     if (a < 0)
         return cv_kerr(k, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, x->rank);
-    size_t outer = rd_span(x->dims, 0, a);
-    size_t n = old ? rd_span(x->dims, a, x->rank) : (size_t)x->dims[a];
-    size_t inner = old ? 1 : rd_span(x->dims, a + 1, x->rank);
+    size_t outer = sh_span(x->dims, 0, a);
+    size_t n = old ? sh_span(x->dims, a, x->rank) : (size_t)x->dims[a];
+    size_t inner = old ? 1 : sh_span(x->dims, a + 1, x->rank);
     return softmax_run(k, x, outer, n, inner, kind, &out[0]);
 }
 
@@ -1342,12 +1315,12 @@ carve_status k_cumsum(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
         av->nelem != 1)
         return cv_kerr(k, "input 1 'axis' must be an int32/int64 scalar (or 1-element tensor)");
     int64_t axis = cv_val_get_i64(av, 0);
-    int a = rd_axis(axis, x->rank);
+    int a = sh_axis(axis, x->rank);
     if (a < 0)
         return cv_kerr(k, "input 1 'axis' is %lld, out of range for input rank %d", (long long)axis, x->rank);
     bool excl = cv_attr_i(k->m, k->node, "exclusive", 0) != 0;
     bool rev = cv_attr_i(k->m, k->node, "reverse", 0) != 0;
-    size_t outer = rd_span(x->dims, 0, a), n = (size_t)x->dims[a], inner = rd_span(x->dims, a + 1, x->rank);
+    size_t outer = sh_span(x->dims, 0, a), n = (size_t)x->dims[a], inner = sh_span(x->dims, a + 1, x->rank);
     cv_val *y = cv_val_like(x), *xf = NULL, *yf = NULL;
     void *run = cv_malloc(inner * 8 + 8);
     if (!y || !run)
@@ -1494,7 +1467,7 @@ carve_status k_topk(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
     if (x->kind != CV_VAL_TENSOR || !(is_std_float(x->dtype) || is_std_int(x->dtype)))
         return cv_kerr(k, "input 0 'X' has type %s, which TopK does not take", carve_dtype_name(x->dtype));
     int64_t axis = cv_attr_i(k->m, k->node, "axis", -1);
-    int a = rd_axis(axis, x->rank);
+    int a = sh_axis(axis, x->rank);
     if (a < 0)
         return cv_kerr(k, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, x->rank);
     bool largest = k->opset < 11 || cv_attr_i(k->m, k->node, "largest", 1) != 0;
@@ -1511,7 +1484,7 @@ carve_status k_topk(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
     size_t n = (size_t)x->dims[a];
     if (kk < 0 || (uint64_t)kk > n)
         return cv_kerr(k, "k is %lld, outside [0, %zu] (the size of axis %d)", (long long)kk, n, a);
-    size_t outer = rd_span(x->dims, 0, a), inner = rd_span(x->dims, a + 1, x->rank), kn = (size_t)kk;
+    size_t outer = sh_span(x->dims, 0, a), inner = sh_span(x->dims, a + 1, x->rank), kn = (size_t)kk;
     int64_t odims[CARVE_MAX_RANK];
     memcpy(odims, x->dims, (size_t)x->rank * sizeof *odims);
     odims[a] = kk;
@@ -1552,9 +1525,9 @@ carve_status i_topk(cv_ictx *c)
         return s ? s : cv_infer_set(c, 1, CARVE_INT64, -1, NULL);
     }
     int64_t axis = cv_attr_i(c->m, c->node, "axis", -1);
-    int a = rd_axis(axis, t->rank);
+    int a = sh_axis(axis, t->rank);
     if (a < 0)
-        return ierr(c, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, t->rank);
+        return cv_ierr(c, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, t->rank);
     carve_dim d[CARVE_MAX_RANK];
     memcpy(d, t->dims, (size_t)t->rank * sizeof *d);
     d[a] = (carve_dim){-1, NULL};
@@ -1569,7 +1542,7 @@ carve_status i_topk(cv_ictx *c)
     }
     if (kk >= 0) {
         if (t->dims[a].value >= 0 && kk > t->dims[a].value)
-            return ierr(c, "k is %lld, larger than axis %d of size %lld", (long long)kk, a,
+            return cv_ierr(c, "k is %lld, larger than axis %d of size %lld", (long long)kk, a,
                         (long long)t->dims[a].value);
         d[a] = (carve_dim){kk, NULL};
     }
@@ -1613,12 +1586,12 @@ carve_status k_lpnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
                        carve_dtype_name(x->dtype));
     int64_t axis = cv_attr_i(k->m, k->node, "axis", -1);
     int64_t p = cv_attr_i(k->m, k->node, "p", 2);
-    int a = rd_axis(axis, x->rank);
+    int a = sh_axis(axis, x->rank);
     if (a < 0)
         return cv_kerr(k, "attribute 'axis' is %lld, out of range for input rank %d", (long long)axis, x->rank);
     if (p != 1 && p != 2)
         return cv_kerr(k, "attribute 'p' is %lld; only 1 and 2 are defined", (long long)p);
-    size_t outer = rd_span(x->dims, 0, a), n = (size_t)x->dims[a], inner = rd_span(x->dims, a + 1, x->rank);
+    size_t outer = sh_span(x->dims, 0, a), n = (size_t)x->dims[a], inner = sh_span(x->dims, a + 1, x->rank);
     double *nrm = cv_malloc(inner * sizeof *nrm + 1);
     cv_val *y = NULL, *xf = NULL, *yf = NULL;
     if (!nrm)
@@ -1668,7 +1641,7 @@ static carve_status nll_core(cv_kctx *k, const cv_val *x, const cv_val *t, const
         shape_ok = t->dims[i] == x->dims[i + 1];
     if (!shape_ok)
         return cv_kerr(k, "input 1 '%s' must have the shape of input 0 without its dim 1", tname);
-    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], D = rd_span(x->dims, 2, x->rank);
+    size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], D = sh_span(x->dims, 2, x->rank);
     if (w && (w->kind != CV_VAL_TENSOR || w->rank != 1 || (size_t)w->dims[0] != C))
         return cv_kerr(k, "input 2 'weight' must be 1-D with %zu values (the class count)", C);
     const char *red = cv_attr_s(k->m, k->node, "reduction", "mean");
@@ -1725,7 +1698,7 @@ carve_status k_sceloss(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uin
     if (x->rank < 2)
         return cv_kerr(k, "input 0 'scores' has rank %d; it must be (N, C, d1, ...)", x->rank);
     cv_val *lp;
-    carve_status s = softmax_run(k, x, (size_t)x->dims[0], (size_t)x->dims[1], rd_span(x->dims, 2, x->rank), SM_LOG,
+    carve_status s = softmax_run(k, x, (size_t)x->dims[0], (size_t)x->dims[1], sh_span(x->dims, 2, x->rank), SM_LOG,
                                  &lp);
     if (s)
         return s;
@@ -1742,9 +1715,9 @@ static carve_status loss_infer(cv_ictx *c)
     const cv_type *x = tensor_in(c, 0), *t = tensor_in(c, 1);
     carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
     if (x && x->rank >= 0 && x->rank < 2)
-        return ierr(c, "input 0 has rank %d; it must be (N, C, d1, ...)", x->rank);
+        return cv_ierr(c, "input 0 has rank %d; it must be (N, C, d1, ...)", x->rank);
     if (x && t && x->rank >= 0 && t->rank >= 0 && t->rank != x->rank - 1)
-        return ierr(c, "input 1 has rank %d; it must be %d (input 0's rank less one)", t->rank, x->rank - 1);
+        return cv_ierr(c, "input 1 has rank %d; it must be %d (input 0's rank less one)", t->rank, x->rank - 1);
     const char *red = cv_attr_s(c->m, c->node, "reduction", "mean");
     if (strcmp(red, "none"))
         return cv_infer_set(c, 0, dt, 0, NULL);

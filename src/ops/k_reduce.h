@@ -1,16 +1,14 @@
 /* k_reduce.h: helpers shared by the reduce family's files (k_reduce.c,
- * k_norm.c): axis handling, float16/bfloat16 staging through float32, and
+ * k_norm.c): float16/bfloat16 staging through float32 (axes and spans are
+ * k_shape.h's sh_axis and sh_span), and
  * decomposition pieces that follow the model's opset (Reduce* axes and
  * Unsqueeze axes moved from attribute to input over the versions). */
 #ifndef CARVE_K_REDUCE_H
 #define CARVE_K_REDUCE_H
 
+#include "k_shape.h"
 #include "ops.h"
 
-/* axis in [-rank, rank) mapped to [0, rank); -1 when out of range. */
-int rd_axis(int64_t axis, int rank);
-/* Product of dims[from, to). */
-size_t rd_span(const int64_t *dims, int from, int to);
 /* Name of input/output i of the node, for error texts. */
 const char *rd_in_name(cv_kctx *k, uint32_t i);
 

@@ -416,17 +416,6 @@ carve_dtype sh_idtype(cv_ictx *c, uint32_t i)
     return t ? t->dtype : CARVE_UNDEFINED;
 }
 
-carve_status sh_ierr(cv_ictx *c, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    const cv_node *n = &c->m->nodes[c->node];
-    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
-}
-
 bool sh_const_ints(cv_ictx *c, uint32_t i, int64_t *v, size_t max, size_t *n)
 {
     const cv_val *t = c->const_input ? c->const_input(c, i) : NULL;
@@ -630,7 +619,7 @@ carve_status i_constant(cv_ictx *c)
     if (s == CARVE_ERR_UNSUPPORTED)
         return cv_infer_set(c, 0, CARVE_UNDEFINED, -1, NULL); /* the kernel refuses it with the reason */
     if (s)
-        return sh_ierr(c, "%s", err);
+        return cv_ierr(c, "%s", err);
     carve_dim d[CARVE_MAX_RANK];
     switch (a->kind) {
     case CARVE_ATTR_TENSOR:
@@ -782,15 +771,15 @@ carve_status i_reshape(cv_ictx *c)
         int64_t v = shape[i];
         if (v == 0 && !allowzero) {
             if (r >= 0 && (int)i >= r)
-                return sh_ierr(c, "shape[%zu] is 0 (copy the input dim) but the input has rank %d", i, r);
+                return cv_ierr(c, "shape[%zu] is 0 (copy the input dim) but the input has rank %d", i, r);
             out[i] = r >= 0 ? x->dims[i] : sh_du();
         } else if (v == -1) {
             if (neg >= 0)
-                return sh_ierr(c, "shape has more than one -1");
+                return cv_ierr(c, "shape has more than one -1");
             neg = (int)i;
             out[i] = sh_du();
         } else if (v < -1) {
-            return sh_ierr(c, "shape[%zu] is %lld", i, (long long)v);
+            return cv_ierr(c, "shape[%zu] is %lld", i, (long long)v);
         } else {
             out[i] = sh_dk(v);
         }
@@ -859,7 +848,7 @@ carve_status i_reshape(cv_ictx *c)
     return cv_infer_set(c, 0, dt, (int)n, out);
 mismatch:;
     char a[300], b[300];
-    return sh_ierr(c, "cannot reshape input of shape %s to shape %s: the element counts differ",
+    return cv_ierr(c, "cannot reshape input of shape %s to shape %s: the element counts differ",
                    sym_str(a, sizeof a, x->rank, x->dims), sh_dims_str(b, sizeof b, (int)n, shape));
 }
 
@@ -886,7 +875,7 @@ carve_status i_flatten(cv_ictx *c)
     if (axis < 0)
         axis += x->rank;
     if (axis < 0 || axis > x->rank)
-        return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)cv_attr_i(c->m, c->node, "axis", 1),
+        return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)cv_attr_i(c->m, c->node, "axis", 1),
                        x->rank);
     carve_dim d[2] = {sh_dim_prod(x->dims, 0, (int)axis), sh_dim_prod(x->dims, (int)axis, x->rank)};
     return cv_infer_set(c, 0, dt, 2, d);
@@ -998,9 +987,9 @@ carve_status i_squeeze(cv_ictx *c)
         for (size_t i = 0; i < n; i++) {
             int a = sh_axis(axes[i], r);
             if (a < 0)
-                return sh_ierr(c, "axis %lld is out of range for rank %d", (long long)axes[i], r);
+                return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)axes[i], r);
             if (x->dims[a].value >= 0 && x->dims[a].value != 1)
-                return sh_ierr(c, "axis %d has size %lld; only size-1 axes can be squeezed", a,
+                return cv_ierr(c, "axis %d has size %lld; only size-1 axes can be squeezed", a,
                                (long long)x->dims[a].value);
             drop[a] = true;
         }
@@ -1061,14 +1050,14 @@ carve_status i_unsqueeze(cv_ictx *c)
     }
     int r = x->rank + (int)n;
     if (r > CARVE_MAX_RANK)
-        return sh_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
+        return cv_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
     bool ins[CARVE_MAX_RANK] = {0};
     for (size_t i = 0; i < n; i++) {
         int a = sh_axis(axes[i], r);
         if (a < 0)
-            return sh_ierr(c, "axis %lld is out of range for output rank %d", (long long)axes[i], r);
+            return cv_ierr(c, "axis %lld is out of range for output rank %d", (long long)axes[i], r);
         if (ins[a])
-            return sh_ierr(c, "axis %lld is given twice", (long long)axes[i]);
+            return cv_ierr(c, "axis %lld is given twice", (long long)axes[i]);
         ins[a] = true;
     }
     carve_dim d[CARVE_MAX_RANK];
@@ -1180,7 +1169,7 @@ carve_status i_constantofshape(cv_ictx *c)
     carve_dim d[CARVE_MAX_RANK];
     for (size_t i = 0; i < n; i++) {
         if (dims[i] < 0)
-            return sh_ierr(c, "input 0 'input' (the shape) has a negative dim %lld", (long long)dims[i]);
+            return cv_ierr(c, "input 0 'input' (the shape) has a negative dim %lld", (long long)dims[i]);
         d[i] = sh_dk(dims[i]);
     }
     return cv_infer_set(c, 0, dt, (int)n, d);
@@ -1310,7 +1299,7 @@ carve_status i_range(cv_ictx *c)
     uint64_t n;
     char why[200];
     if (!range_count(v[0], v[1], v[2], &n, why, sizeof why))
-        return sh_ierr(c, "%s", why);
+        return cv_ierr(c, "%s", why);
     carve_dim d = sh_dk((int64_t)n);
     return cv_infer_set(c, 0, dt, 1, &d);
 }
@@ -1343,11 +1332,11 @@ carve_status i_eyelike(cv_ictx *c)
 {
     int64_t dt = cv_attr_i(c->m, c->node, "dtype", 0);
     if (dt < 0 || dt >= CARVE_DTYPE_COUNT)
-        return sh_ierr(c, "attribute 'dtype' %lld is not a type", (long long)dt);
+        return cv_ierr(c, "attribute 'dtype' %lld is not a type", (long long)dt);
     carve_dtype t = dt ? (carve_dtype)dt : sh_idtype(c, 0);
     const cv_type *x = sh_tin(c, 0);
     if (x && x->rank >= 0 && x->rank != 2)
-        return sh_ierr(c, "input 0 'input' must have rank 2, it has rank %d", x->rank);
+        return cv_ierr(c, "input 0 'input' must have rank 2, it has rank %d", x->rank);
     return cv_infer_set(c, 0, t, 2, x && x->rank == 2 ? x->dims : NULL);
 }
 
@@ -1463,17 +1452,17 @@ carve_status i_onehot(cv_ictx *c)
         return cv_infer_set(c, 0, dt, -1, NULL);
     int r = ind->rank + 1;
     if (r > CARVE_MAX_RANK)
-        return sh_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
+        return cv_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
     int64_t ax = cv_attr_i(c->m, c->node, "axis", -1);
     int axis = sh_axis(ax, r);
     if (axis < 0)
-        return sh_ierr(c, "axis %lld is out of range for output rank %d", (long long)ax, r);
+        return cv_ierr(c, "axis %lld is out of range for output rank %d", (long long)ax, r);
     carve_dim depth = sh_du();
     const cv_val *dv = c->const_input ? c->const_input(c, 1) : NULL;
     if (dv && dv->kind == CV_VAL_TENSOR && dv->nelem == 1 && dv->dtype != CARVE_STRING) {
         double x = cv_val_get_f64(dv, 0);
         if (!(x >= 1))
-            return sh_ierr(c, "input 1 'depth' is %g; it must be at least 1", x);
+            return cv_ierr(c, "input 1 'depth' is %g; it must be at least 1", x);
         if (x < 9e18)
             depth = sh_dk((int64_t)x);
     }

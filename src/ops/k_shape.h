@@ -55,7 +55,6 @@ carve_status sh_axes(cv_kctx *k, int64_t *axes, size_t n, int rank, const char *
 /* Input i's type when it is a tensor, else NULL. */
 const cv_type *sh_tin(cv_ictx *c, uint32_t i);
 /* "node 'NAME' (OP): <message>" as CARVE_ERR_INVALID. */
-carve_status sh_ierr(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Known integer values of input i (rank 0 or 1, at most max): false when
  * unknown. */
 bool sh_const_ints(cv_ictx *c, uint32_t i, int64_t *v, size_t max, size_t *n);

@@ -251,6 +251,17 @@ carve_status cv_kerr(cv_kctx *k, const char *fmt, ...)
     return cv_error(k->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
 }
 
+carve_status cv_ierr(cv_ictx *c, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const cv_node *n = &c->m->nodes[c->node];
+    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
+}
+
 carve_status cv_knomem(cv_kctx *k)
 {
     const cv_node *n = &k->m->nodes[k->node];

@@ -144,6 +144,9 @@ typedef struct cv_ictx {
     const cv_val *(*const_input)(struct cv_ictx *c, uint32_t i);
     void *user;
 } cv_ictx;
+/* Shape inference's error, like cv_kerr: "node 'N' (Op): <fmt>",
+ * CARVE_ERR_INVALID. */
+carve_status cv_ierr(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Sets output i's type. Errors if a known type contradicts it. */
 carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims);
