@@ -52,6 +52,7 @@ typedef enum {
     OP_NONE
 } ew_op;
 
+/* op-list: data (the family's rows mapped to their kernel variant) */
 static const struct {
     const char *name;
     ew_op op;

@@ -214,6 +214,7 @@ static void int_range(carve_dtype t, int64_t *lo, uint64_t *hi)
 
 typedef enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, R_SUMSQ } rkind;
 
+/* op-list: data (the family's rows mapped to their kernel variant) */
 static const struct {
     const char *op;
     rkind kind;

@@ -202,7 +202,8 @@ enum {
     CV_OP_NOOP = 1 << 8,         /* output 0 is input 0 (Identity) */
     CV_OP_SELECT = 1 << 9,       /* output 0 picks elements of input 0, values untouched (Slice, Gather) */
     CV_OP_MAKES_INT64 = 1 << 10, /* its int64 outputs are int64 whatever its inputs (Shape, ArgMax ...) */
-    CV_OP_CONST_SOURCE = 1 << 11 /* output 0 is a constant from its attributes (Constant) */
+    CV_OP_CONST_SOURCE = 1 << 11, /* output 0 is a constant from its attributes (Constant) */
+    CV_OP_READS_SHAPE = 1 << 12   /* reads only input 0's shape, never its values (Shape, Size) */
 };
 
 typedef struct cv_op_def {

@@ -10,6 +10,7 @@
  * both inputs had to have one shape). */
 static bool old_broadcast_op(const char *op)
 {
+    /* op-list: data (ONNX's version history: the ops an upgrade step changes) */
     static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or",
                                       "Xor", "Equal", "Greater", "Less", NULL};
     for (int i = 0; ops[i]; i++)

@@ -64,6 +64,7 @@ carve_status cv_legalize_softmax_axis(cv_lower *lw, const carve_target *t, carve
     for (uint32_t i = 0; i < cnt; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         const cv_node *n = &m->nodes[id];
+        /* op-list: data (the ops this HTP rule rewrites; to become a table flag) */
         if (*n->domain || (strcmp(n->op, "Softmax") && strcmp(n->op, "LogSoftmax")) || n->in[0] == CARVE_NONE)
             continue;
         const cv_op_rule *r = cv_target_rule(m, id, t);
@@ -121,6 +122,7 @@ carve_status cv_legalize_requant16(cv_lower *lw, const carve_target *t, carve_gr
     for (uint32_t i = 0; i < cnt; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         const cv_node *n = &m->nodes[id];
+        /* op-list: data (the ops this HTP rule rewrites; to become a table flag) */
         if (*n->domain || (strcmp(n->op, "Sigmoid") && strcmp(n->op, "Tanh")) || n->out[0] == CARVE_NONE)
             continue;
         const cv_op_rule *r = cv_target_rule(m, id, t);

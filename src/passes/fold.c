@@ -830,7 +830,7 @@ static carve_status fold_node(cv_fold *f, carve_node_id id)
     if (!in)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     uint64_t in_bytes = 0;
-    bool all = true, part = false, shape_only = cv_node_is(n, "Shape") || cv_node_is(n, "Size");
+    bool all = true, part = false, shape_only = def->flags & CV_OP_READS_SHAPE;
     for (uint32_t i = 0; i < n_in && all; i++) {
         in[i] = NULL;
         if (n->in[i] == CARVE_NONE)

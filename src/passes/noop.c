@@ -111,6 +111,20 @@ static bool full_slice(const carve_model *m, carve_node_id id)
     return true;
 }
 
+/* op-list: data (the arithmetic no-ops: the op, its neutral element, whether
+ * the constant may stand on either side, what the report calls it) */
+static const struct {
+    const char *op;
+    double e;
+    bool commutes;
+    const char *what;
+} arith[] = {
+    {"Mul", 1, true, "a Mul by ones"},
+    {"Add", 0, true, "an Add of zeros"},
+    {"Div", 1, false, "a Div by ones"},
+    {"Sub", 0, false, "a Sub of zeros"},
+};
+
 /* Which input node id passes through unchanged, or -1; *what says why. */
 static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
 {
@@ -142,18 +156,13 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
         *what = "a Cast to the type its input has";
         return xt && cv_attr_i(m, id, "to", 0) == xt->dtype ? 0 : -1;
     }
-    if (n->n_in == 2 && (cv_node_is(n, "Mul") || cv_node_is(n, "Add"))) {
-        bool mul = cv_node_is(n, "Mul");
-        *what = mul ? "a Mul by ones" : "an Add of zeros";
-        if (neutral(m, n->in[0], n->in[1], mul ? 1 : 0))
-            return 0;
-        return neutral(m, n->in[1], n->in[0], mul ? 1 : 0) ? 1 : -1;
-    }
-    if (n->n_in == 2 && (cv_node_is(n, "Div") || cv_node_is(n, "Sub"))) {
-        bool div = cv_node_is(n, "Div");
-        *what = div ? "a Div by ones" : "a Sub of zeros";
-        return neutral(m, n->in[0], n->in[1], div ? 1 : 0) ? 0 : -1;
-    }
+    for (size_t i = 0; n->n_in == 2 && i < sizeof arith / sizeof *arith; i++)
+        if (cv_node_is(n, arith[i].op)) {
+            *what = arith[i].what;
+            if (neutral(m, n->in[0], n->in[1], arith[i].e))
+                return 0;
+            return arith[i].commutes && neutral(m, n->in[1], n->in[0], arith[i].e) ? 1 : -1;
+        }
     if (cv_node_is(n, "Slice")) {
         *what = "a Slice over the whole range";
         return full_slice(m, id) ? 0 : -1;

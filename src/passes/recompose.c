@@ -448,6 +448,7 @@ static bool match_gelu(cv_fold *f, carve_node_id last, rc_match *mt)
 
 /* ---------------------------------------------------------------- the table */
 
+/* op-list: data (a declared pattern table) */
 static const rc_pattern patterns[] = {
     {"layer_norm", "LayerNormalization", 17, match_layer_norm},
     {"hard_swish", "HardSwish", 14, match_hard_swish},

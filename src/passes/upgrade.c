@@ -516,6 +516,7 @@ static bool up_legacy_broadcast(up *u, carve_node_id id)
 
 static bool is_reduce(const cv_node *n)
 {
+    /* op-list: data (ONNX's version history: the ops an upgrade step changes) */
     static const char *const r[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                                     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
                                     NULL};
@@ -527,6 +528,7 @@ static bool is_reduce(const cv_node *n)
 
 static bool is_legacy_bcast(const cv_node *n)
 {
+    /* op-list: data (ONNX's version history: the ops an upgrade step changes) */
     static const char *const r[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater",
                                     "Less", "Gemm", NULL};
     for (int i = 0; r[i]; i++)
