@@ -32,8 +32,10 @@ typedef enum carve_status {
     CARVE_ERR_ARG          /* the caller passed a bad argument */
 } carve_status;
 
-/* A context owns the last error message and the allocator settings. One
- * context per thread.
+/* A context owns the last error message (and the backends registered on
+ * it); the allocator (carve_set_allocator) and the thread count
+ * (carve_set_threads) are process-wide, not per context. One context per
+ * thread.
  *
  * Threads: libcarve may be used from several threads at once when each
  * thread has its own context and its own models, targets, reports and
@@ -51,24 +53,32 @@ typedef enum carve_status {
  * follows OPENBLAS_NUM_THREADS (the thread tests run with 1). */
 typedef struct carve_ctx carve_ctx;
 
+/* A new context with the built-in backends registered; NULL when out of
+ * memory. Free it with carve_ctx_free after every model, target and tensor
+ * made on it. */
 carve_ctx *carve_ctx_new(void);
+/* Frees ctx and unloads the backend plugins loaded on it. NULL is a no-op. */
 void carve_ctx_free(carve_ctx *ctx);
 /* Text of the last error on ctx ("" when none). Valid until the next call
  * that fails on the same context. */
 const char *carve_errmsg(const carve_ctx *ctx);
 /* Status of the last failing call on ctx. */
 carve_status carve_errcode(const carve_ctx *ctx);
+/* A static text for s ("ok", "invalid model", ...); never NULL. */
 const char *carve_status_name(carve_status s);
 
-/* Every allocation of libcarve goes through these hooks. Passing NULLs
- * restores malloc/realloc/free. Meant for tests that inject failures and for
- * embedders with their own heap; set it before creating any context. */
+/* Every allocation of libcarve goes through these hooks, in every context
+ * and thread: the setting is process-wide (a copy of *a is kept). Passing
+ * NULL, or a struct with a NULL hook, restores malloc/realloc/free. Meant for tests that
+ * inject failures and for embedders with their own heap; set it before
+ * creating any context, and never while another thread uses carve. */
 typedef struct carve_allocator {
     void *(*alloc)(size_t size, void *user);
     void *(*realloc)(void *ptr, size_t size, void *user);
     void (*free)(void *ptr, void *user);
     void *user;
 } carve_allocator;
+/* Installs the hooks above (see there: process-wide). */
 void carve_set_allocator(const carve_allocator *a);
 
 /* Threads that carve's kernels and backends may use (OpenBLAS, a backend's
@@ -160,6 +170,9 @@ typedef struct carve_load_opts {
  * failure. */
 carve_status carve_model_load_file(carve_ctx *ctx, const char *path,
                                    const carve_load_opts *opts, carve_model **out);
+/* carve_model_load_file from bytes in memory (copied: the caller may free
+ * them after the call; external data is read from opts->base_dir, refused
+ * without it). *out is NULL on failure, with the message on ctx. */
 carve_status carve_model_load_memory(carve_ctx *ctx, const void *data, size_t size,
                                      const carve_load_opts *opts, carve_model **out);
 
@@ -180,25 +193,44 @@ carve_status carve_model_save_memory(carve_model *m, void **out, size_t *size);
  * deeper than the reader's limit). "-" is standard output. */
 carve_status carve_model_save_file(carve_model *m, const char *path,
                                    const carve_save_opts *opts);
+/* Frees what libcarve allocated for the caller (dumps, saved bytes). NULL
+ * is a no-op. */
 void carve_free(void *p);
 
 /* An empty model (ir_version 8 unless changed) with an empty main graph. */
 carve_model *carve_model_new(carve_ctx *ctx);
+/* Frees m with everything it owns (its strings, graphs, ids are gone);
+ * NULL is a no-op. */
 void carve_model_free(carve_model *m);
+/* The context m was made on; its errors go there. */
 carve_ctx *carve_model_ctx(const carve_model *m);
 
+/* The ONNX ir_version written on save. */
 int64_t carve_model_ir_version(const carve_model *m);
+/* Sets the ir_version written on save (not checked). */
 void carve_model_set_ir_version(carve_model *m, int64_t v);
 /* Sets (or adds) the opset of a domain ("" is the default ONNX domain). */
 carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t version);
 /* Opset version of a domain, 0 when not imported. */
 int64_t carve_model_opset(const carve_model *m, const char *domain);
+/* The imported opsets, in import order: count, then domain and version of
+ * the i-th (i < count; the strings are owned by m). */
 size_t carve_model_opset_count(const carve_model *m);
 void carve_model_opset_at(const carve_model *m, size_t i, const char **domain, int64_t *version);
+/* Sets producer_name and producer_version (copied). CARVE_ERR_NOMEM. */
 carve_status carve_model_set_producer(carve_model *m, const char *name, const char *version);
+/* Fixes symbolic dim `name` to `value` in every value of the model (graph
+ * inputs, outputs and value_info, subgraphs too). CARVE_ERR_ARG, the model
+ * unchanged, when value is negative ("symbolic dim 'N': -1 is not a size")
+ * or no value has a dim of that name ("the model has no symbolic dim named
+ * 'N'"). */
+carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value);
+/* metadata_props: sets key to value (copied; an existing key is replaced),
+ * CARVE_ERR_NOMEM; count, and the i-th pair (i < count; strings owned by m). */
 carve_status carve_model_set_metadata(carve_model *m, const char *key, const char *value);
 size_t carve_model_metadata_count(const carve_model *m);
 void carve_model_metadata_at(const carve_model *m, size_t i, const char **key, const char **value);
+/* Sets the model's doc_string (copied). CARVE_ERR_NOMEM. */
 carve_status carve_model_set_doc(carve_model *m, const char *doc);
 
 /* The main graph; subgraphs hang off node attributes. */
@@ -217,8 +249,12 @@ char *carve_model_dump(const carve_model *m);
 size_t carve_model_graph_count(const carve_model *m);
 /* CARVE_NONE for the main graph. */
 carve_graph_id carve_graph_parent(const carve_model *m, carve_graph_id g);
+/* The node whose attribute holds g; CARVE_NONE for the main graph. */
 carve_node_id carve_graph_owner(const carve_model *m, carve_graph_id g);
+/* g's name, owned by m. */
 const char *carve_graph_name(const carve_model *m, carve_graph_id g);
+/* Inputs, outputs and initializers of g: the count, then the i-th
+ * (i < count; ids and indices are not checked: take them from the counts). */
 size_t carve_graph_input_count(const carve_model *m, carve_graph_id g);
 carve_value_id carve_graph_input(const carve_model *m, carve_graph_id g, size_t i);
 size_t carve_graph_output_count(const carve_model *m, carve_graph_id g);
@@ -242,6 +278,8 @@ carve_value_id carve_graph_add_input(carve_model *m, carve_graph_id g, const cha
 carve_value_id carve_graph_add_initializer(carve_model *m, carve_graph_id g, const char *name,
                                            carve_dtype dtype, int rank, const int64_t *dims,
                                            const void *data, size_t nbytes);
+/* Lists value v as an output of g. CARVE_ERR_ARG for a bad graph or value,
+ * CARVE_ERR_NOMEM. */
 carve_status carve_graph_add_output(carve_model *m, carve_graph_id g, carve_value_id v);
 
 /* Adds a node whose outputs are new values named out_names[i] (NULL or ""
@@ -256,9 +294,13 @@ carve_node_id carve_graph_add_node(carve_model *m, carve_graph_id g, const char 
 /* ---------------------------------------------------------------- nodes */
 
 const char *carve_node_name(const carve_model *m, carve_node_id n);
+/* n's op type and domain ("" for ONNX), owned by m. */
 const char *carve_node_op(const carve_model *m, carve_node_id n);
 const char *carve_node_domain(const carve_model *m, carve_node_id n);
+/* The graph n belongs to. */
 carve_graph_id carve_node_graph(const carve_model *m, carve_node_id n);
+/* Inputs and outputs of n: the count, then the i-th (i < count, not
+ * checked); an omitted optional one is CARVE_NONE. */
 size_t carve_node_input_count(const carve_model *m, carve_node_id n);
 carve_value_id carve_node_input(const carve_model *m, carve_node_id n, size_t i);
 size_t carve_node_output_count(const carve_model *m, carve_node_id n);
@@ -327,15 +369,21 @@ typedef enum carve_value_kind {
     CARVE_VALUE_UNDEFINED  /* nothing defines it (the verifier rejects it) */
 } carve_value_kind;
 
+/* v's name (owned by m), what defines it, and the graph it lives in. Value
+ * ids are not checked: take them from the graph and node accessors. */
 const char *carve_value_name(const carve_model *m, carve_value_id v);
 carve_value_kind carve_value_kind_of(const carve_model *m, carve_value_id v);
 carve_graph_id carve_value_graph(const carve_model *m, carve_value_id v);
 /* The node producing v, CARVE_NONE for inputs and initializers. */
 carve_node_id carve_value_producer(const carve_model *m, carve_value_id v);
+/* v's type: kind (tensor, sequence...) and element type (CARVE_UNDEFINED
+ * when unknown). */
 carve_type_kind carve_value_type_kind(const carve_model *m, carve_value_id v);
 carve_dtype carve_value_dtype(const carve_model *m, carve_value_id v);
 /* Rank, or -1 when the shape is unknown. */
 int carve_value_rank(const carve_model *m, carve_value_id v);
+/* Dim `axis` of v (param names a symbolic dim, owned by m), or {-1, NULL}
+ * when unknown or axis is out of range. */
 carve_dim carve_value_dim(const carve_model *m, carve_value_id v, int axis);
 /* Sets a value's type (e.g. of a node output, for value_info). */
 carve_status carve_value_set_type(carve_model *m, carve_value_id v, carve_dtype dtype, int rank,
@@ -353,18 +401,30 @@ const void *carve_value_data(const carve_model *m, carve_value_id v, size_t *nby
  * carve_tensor_free). */
 typedef struct carve_tensor carve_tensor;
 
-/* A zero-filled tensor; NULL when the shape is invalid or too large. */
+/* A zero-filled tensor, owned by the caller (carve_tensor_free). NULL, with
+ * no message, when dtype is not a carve_dtype, rank is outside
+ * 0..CARVE_MAX_RANK, a dim is negative, the tensor is over 16 GiB or memory
+ * runs out: carve_tensor_create says which. */
 carve_tensor *carve_tensor_new(carve_dtype dtype, int rank, const int64_t *dims);
+/* carve_tensor_new that reports why it fails: CARVE_ERR_ARG with a message
+ * on ctx naming the dtype, rank or dim, CARVE_ERR_NOMEM for a tensor over
+ * 16 GiB or when memory runs out; *out is NULL then. */
+carve_status carve_tensor_create(carve_ctx *ctx, carve_dtype dtype, int rank, const int64_t *dims,
+                                 carve_tensor **out);
+/* Releases the caller's reference; NULL is a no-op. */
 void carve_tensor_free(carve_tensor *t);
+/* Element type, rank and dims (t's own array, rank entries). */
 carve_dtype carve_tensor_dtype(const carve_tensor *t);
 int carve_tensor_rank(const carve_tensor *t);
 const int64_t *carve_tensor_dims(const carve_tensor *t);
 /* Raw little-endian element bytes (not for CARVE_STRING). */
 void *carve_tensor_data(carve_tensor *t, size_t *nbytes);
+/* Number of elements (the product of the dims). */
 size_t carve_tensor_count(const carve_tensor *t);
 /* Element i as a double (any numeric dtype, float16/bfloat16/float8/int4
  * decoded), and the reverse (rounded to nearest even, ints truncated). */
 double carve_tensor_get(const carve_tensor *t, size_t i);
+/* Sets element i (i < count) from a double (for any numeric dtype). */
 void carve_tensor_set(carve_tensor *t, size_t i, double x);
 /* Reads a .npy file or an ONNX TensorProto (.pb). */
 carve_status carve_tensor_read(carve_ctx *ctx, const char *path, carve_tensor **out);
@@ -393,8 +453,12 @@ carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve
 
 /* A profile shipped with carve: "htp", "gpu", "lpai", "cpu". */
 carve_status carve_target_builtin(carve_ctx *ctx, const char *name, carve_target **out);
+/* A target profile from a JSON file (docs/targets.md); errors name the file
+ * and field. *out is NULL on failure; free it with carve_target_free. */
 carve_status carve_target_load_file(carve_ctx *ctx, const char *path, carve_target **out);
+/* NULL is a no-op. */
 void carve_target_free(carve_target *t);
+/* The profile's "name", owned by t. */
 const char *carve_target_name(const carve_target *t);
 
 /* ---------------------------------------------------------------- folding */
@@ -410,6 +474,8 @@ typedef enum carve_fold_guard {
     CARVE_GUARD_COUNT
 } carve_fold_guard;
 
+/* A static name for guard g ("impure", "blow_up", ...; "unknown" out of
+ * range). */
 const char *carve_fold_guard_name(carve_fold_guard g);
 
 typedef struct carve_fold_opts {
@@ -490,6 +556,13 @@ typedef struct carve_skip_on {
     const char *node;
 } carve_skip_on;
 
+/* The legalizations of carve_lower_opts.disable_legalize. */
+enum {
+    CARVE_LEGALIZE_INT64 = 1u << 0,      /* int64 tensors of a partition computed in int32 */
+    CARVE_LEGALIZE_UINT8_CAST = 1u << 1, /* a Cast from uint8 to float through int32 */
+    CARVE_LEGALIZE_SLICE_CLAMP = 1u << 2 /* int64 Slice bounds outside int32 clamped (else they wrap) */
+};
+
 typedef struct carve_lower_opts {
     /* The CPU fallback profile: which ops the CPU runtime has. NULL: the
      * core set (carve's built-in "cpu" profile). */
@@ -501,8 +574,8 @@ typedef struct carve_lower_opts {
     size_t n_cpu_ops;
     /* Partitions with fewer nodes go to CPU (0 or 1: no limit). */
     uint32_t min_partition_nodes;
-    /* Legalizations to leave out (tests prove each one matters):
-     * bit 0 int64->int32, bit 1 uint8 cast via int32, bit 2 Slice clamp. */
+    /* Legalizations to leave out, CARVE_LEGALIZE_* or'ed (tests prove each
+     * one matters). */
     uint32_t disable_legalize;
     /* Skip constant folding (carve_fold), which otherwise runs first. */
     bool no_fold;
@@ -547,6 +620,7 @@ carve_status carve_lower_targets(carve_model *m, const carve_target *const *targ
 const char *carve_report_json(carve_report *r);
 /* A few lines for humans: nodes delegated, partitions, rounds, reasons. */
 const char *carve_report_summary(carve_report *r);
+/* Frees r and its JSON and summary texts; NULL is a no-op. */
 void carve_report_free(carve_report *r);
 
 /* Writes each Delegate body of a lowered model as a standalone ONNX model
@@ -572,9 +646,11 @@ carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *co
  * Freeing a set that was not committed removes its temporaries.
  * `what` names an output in messages ("report"; NULL: "file"). */
 typedef struct carve_outputs carve_outputs;
+/* An empty set on ctx (errors go there); NULL when out of memory. */
 carve_outputs *carve_outputs_new(carve_ctx *ctx);
 /* path is an input of the command (`what`: "input model"): no output may be it. */
 carve_status carve_outputs_protect(carve_outputs *o, const char *path, const char *what);
+/* Adds a file of n bytes (written to its temporary now). */
 carve_status carve_outputs_add_bytes(carve_outputs *o, const char *path, const char *what, const void *data,
                                      size_t n);
 /* The model as carve_model_save_file() writes it (its source file and its
@@ -585,13 +661,13 @@ carve_status carve_outputs_add_model(carve_outputs *o, carve_model *m, const cha
 carve_status carve_outputs_add_tensor(carve_outputs *o, const carve_tensor *t, const char *path);
 /* carve_export_partitions() into the set (dir must exist). */
 carve_status carve_outputs_add_partitions(carve_outputs *o, carve_model *m, const char *dir, size_t *count);
+/* Syncs and renames every output into place, or none: see above. An
+ * error names the output and path. */
 carve_status carve_outputs_commit(carve_outputs *o);
+/* Frees o, removing the temporaries of a set not committed. NULL is a no-op. */
 void carve_outputs_free(carve_outputs *o);
 /* One file written safely (a set of one). */
 carve_status carve_write_file(carve_ctx *ctx, const char *path, const void *data, size_t n);
-
-/* Fixes symbolic dim `name` to `value` in every value of the model. */
-carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value);
 
 #ifdef __cplusplus
 }

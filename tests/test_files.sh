@@ -336,6 +336,11 @@ case_numbers_strict() {
   bad "--dim N: ' 3' is not a size" run "$T/in.onnx" --dim "N= 3"
   bad "--dim N: '3x' is not a size" run "$T/in.onnx" --dim N=3x
   bad "--dim N: '1099511627777' is not a size" run "$T/in.onnx" --dim N=1099511627777
+  # the library's text names the model; the CLI adds its flag
+  run lower "$T/in.onnx" --target htp -o "$T/out.onnx" --dim Q=3
+  expect_rc 1
+  expect_err "carve lower: --dim Q=3: the model has no symbolic dim named 'Q'"
+  [ ! -e "$T/out.onnx" ] || fail "the model was written although --dim failed"
   bad "--repeat takes a count from 1 to 1000000000" run "$T/in.onnx" --repeat 99999999999999999999
   bad "--repeat takes a count from 1 to 1000000000" run "$T/in.onnx" --repeat 2x
   bad "--repeat takes a count from 1 to 1000000000" run "$T/in.onnx" --repeat -1

@@ -619,3 +619,48 @@ TEST(nodes_listed_in_topological_order)
     carve_model_free(m);
     carve_ctx_free(ctx);
 }
+
+/* carve_tensor_create says why a tensor cannot be made; carve_tensor_new
+ * returns NULL for the same inputs. */
+TEST(tensor_create_says_why)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    carve_tensor *t = (carve_tensor *)1;
+    CHECK_INT(carve_tensor_create(ctx, (carve_dtype)99, 0, NULL, &t), CARVE_ERR_ARG);
+    CHECK(t == NULL);
+    CHECK_STR(carve_errmsg(ctx), "tensor: 99 is not an element type (carve_dtype)");
+    CHECK_INT(carve_tensor_create(ctx, CARVE_FLOAT, CARVE_MAX_RANK + 1, (int64_t[17]){0}, &t), CARVE_ERR_ARG);
+    CHECK_STR(carve_errmsg(ctx), "tensor: rank 17 is outside 0..16");
+    CHECK_INT(carve_tensor_create(ctx, CARVE_FLOAT, 2, NULL, &t), CARVE_ERR_ARG);
+    CHECK_STR(carve_errmsg(ctx), "tensor: rank 2 without dims");
+    CHECK_INT(carve_tensor_create(ctx, CARVE_FLOAT, 2, (int64_t[]){3, -1}, &t), CARVE_ERR_ARG);
+    CHECK_STR(carve_errmsg(ctx), "tensor: dim 1 is -1; dims are 0 or more");
+    CHECK(carve_tensor_new(CARVE_FLOAT, 2, (int64_t[]){3, -1}) == NULL);
+    CHECK_INT(carve_tensor_create(ctx, CARVE_DOUBLE, 2, (int64_t[]){1 << 20, 1 << 12}, &t), CARVE_ERR_NOMEM);
+    CHECK_STR(carve_errmsg(ctx), "tensor: float64 of rank 2 is over 16 GiB, or out of memory");
+    CHECK(t == NULL);
+    CHECK_OK(ctx, carve_tensor_create(ctx, CARVE_INT32, 1, (int64_t[]){3}, &t));
+    CHECK(t != NULL);
+    CHECK_INT(carve_tensor_count(t), 3);
+    CHECK(carve_tensor_get(t, 2) == 0.0);
+    carve_tensor_free(t);
+    carve_ctx_free(ctx);
+}
+
+/* carve_model_fix_dim fixes every dim of the name, and its errors speak of
+ * the model, not of a command-line flag (the CLI adds "--dim N=V"). */
+TEST(fix_dim_names_the_model)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = carve_model_new(ctx);
+    carve_value_id x = carve_graph_add_input(m, 0, "x", CARVE_FLOAT, 2, (carve_dim[]){{-1, "N"}, {3, NULL}});
+    CHECK(x != CARVE_NONE);
+    CHECK_INT(carve_model_fix_dim(m, "N", -1), CARVE_ERR_ARG);
+    CHECK_STR(carve_errmsg(ctx), "symbolic dim 'N': -1 is not a size");
+    CHECK_INT(carve_model_fix_dim(m, "B", 2), CARVE_ERR_ARG);
+    CHECK_STR(carve_errmsg(ctx), "the model has no symbolic dim named 'B'");
+    CHECK_OK(ctx, carve_model_fix_dim(m, "N", 4));
+    CHECK_INT(carve_model_fix_dim(m, "N", 4), CARVE_ERR_ARG); /* fixed: no longer symbolic */
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+}

@@ -152,11 +152,11 @@ int cli_lower_arg(cli_lower *cl, const char *cmd, int argc, char **argv, int *i)
     } else if (!strcmp(a, "--no-legalize")) {
         NEED("int64, uint8-cast or slice-clamp");
         if (!strcmp(val, "int64"))
-            cl->opts.disable_legalize |= 1;
+            cl->opts.disable_legalize |= CARVE_LEGALIZE_INT64;
         else if (!strcmp(val, "uint8-cast"))
-            cl->opts.disable_legalize |= 2;
+            cl->opts.disable_legalize |= CARVE_LEGALIZE_UINT8_CAST;
         else if (!strcmp(val, "slice-clamp"))
-            cl->opts.disable_legalize |= 4;
+            cl->opts.disable_legalize |= CARVE_LEGALIZE_SLICE_CLAMP;
         else {
             cli_usage_error(cmd, "--no-legalize: '%s' is not int64, uint8-cast or slice-clamp", val);
             return -1;
@@ -309,7 +309,7 @@ bool cli_fix_dims(carve_ctx *ctx, carve_model *m, const cli_inputs *ci, const ch
 {
     for (int k = 0; k < ci->n_dims; k++)
         if (carve_model_fix_dim(m, ci->dims[k].name, strtoll(ci->dims[k].value, NULL, 10))) { /* checked digits */
-            fprintf(stderr, "carve %s: %s\n", cmd, carve_errmsg(ctx));
+            fprintf(stderr, "carve %s: --dim %s=%s: %s\n", cmd, ci->dims[k].name, ci->dims[k].value, carve_errmsg(ctx));
             return false;
         }
     return true;

@@ -821,3 +821,21 @@ uint32_t *cv_model_scratch(carve_model *m)
     }
     return m->scratch;
 }
+
+carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value)
+{
+    if (value < 0)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "symbolic dim '%s': %lld is not a size", name, (long long)value);
+    bool found = false;
+    for (uint32_t i = 0; i < m->n_values; i++) {
+        cv_type *t = &m->values[i].type;
+        for (int d = 0; t->kind == CARVE_TYPE_TENSOR && d < t->rank; d++)
+            if (t->dims[d].param && !strcmp(t->dims[d].param, name)) {
+                t->dims[d] = (carve_dim){value, NULL};
+                found = true;
+            }
+    }
+    if (!found)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "the model has no symbolic dim named '%s'", name);
+    return CARVE_OK;
+}

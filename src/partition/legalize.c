@@ -167,7 +167,7 @@ static carve_status int64_to_int32(cv_lower *lw, const carve_target *tg, carve_n
                 memcpy(&q, (const int64_t *)t->data + e, sizeof q);
                 if (q > INT32_MAX || q < INT32_MIN) {
                     if (!(slice && (k == 1 || k == 2) && tg->lg_clamp_slice &&
-                          !(lw->o && (lw->o->disable_legalize & 4)))) {
+                          !(lw->o && (lw->o->disable_legalize & CARVE_LEGALIZE_SLICE_CLAMP)))) {
                         /* without the clamp, the value wraps as HTP would */
                         d32[e] = (int32_t)(uint32_t)(uint64_t)q;
                         continue;
@@ -307,9 +307,9 @@ carve_status cv_legalize_body(cv_lower *lw, const carve_target *t, carve_node_id
 {
     uint32_t off = lw->o ? lw->o->disable_legalize : 0;
     carve_status st = CARVE_OK;
-    if (t->lg_u8cast && !(off & 2))
+    if (t->lg_u8cast && !(off & CARVE_LEGALIZE_UINT8_CAST))
         st = uint8_cast(lw, body);
-    if (!st && t->lg_int64 && !(off & 1))
+    if (!st && t->lg_int64 && !(off & CARVE_LEGALIZE_INT64))
         st = int64_to_int32(lw, t, dn, body);
     if (!st && t->lg_softmax_transpose)
         st = cv_legalize_softmax_axis(lw, t, body);

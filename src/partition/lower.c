@@ -832,21 +832,3 @@ carve_status carve_lower_targets(carve_model *m, const carve_target *const *ts, 
     cv_refused_free(&refused);
     return st;
 }
-
-carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value)
-{
-    if (value < 0)
-        return cv_error(m->ctx, CARVE_ERR_ARG, "--dim %s: %lld is not a size", name, (long long)value);
-    bool found = false;
-    for (uint32_t i = 0; i < m->n_values; i++) {
-        cv_type *t = &m->values[i].type;
-        for (int d = 0; t->kind == CARVE_TYPE_TENSOR && d < t->rank; d++)
-            if (t->dims[d].param && !strcmp(t->dims[d].param, name)) {
-                t->dims[d] = (carve_dim){value, NULL};
-                found = true;
-            }
-    }
-    if (!found)
-        return cv_error(m->ctx, CARVE_ERR_ARG, "--dim %s: the model has no symbolic dim named '%s'", name, name);
-    return CARVE_OK;
-}

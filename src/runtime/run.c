@@ -9,6 +9,25 @@ carve_tensor *carve_tensor_new(carve_dtype dtype, int rank, const int64_t *dims)
 {
     return cv_dtype_valid(dtype) ? cv_val_new(dtype, rank, dims) : NULL;
 }
+
+carve_status carve_tensor_create(carve_ctx *ctx, carve_dtype dtype, int rank, const int64_t *dims, carve_tensor **out)
+{
+    *out = NULL;
+    if (!cv_dtype_valid(dtype))
+        return cv_error(ctx, CARVE_ERR_ARG, "tensor: %d is not an element type (carve_dtype)", (int)dtype);
+    if (rank < 0 || rank > CARVE_MAX_RANK)
+        return cv_error(ctx, CARVE_ERR_ARG, "tensor: rank %d is outside 0..%d", rank, CARVE_MAX_RANK);
+    if (rank > 0 && !dims)
+        return cv_error(ctx, CARVE_ERR_ARG, "tensor: rank %d without dims", rank);
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0)
+            return cv_error(ctx, CARVE_ERR_ARG, "tensor: dim %d is %lld; dims are 0 or more", i, (long long)dims[i]);
+    *out = cv_val_new(dtype, rank, dims);
+    if (!*out)
+        return cv_error(ctx, CARVE_ERR_NOMEM, "tensor: %s of rank %d is over 16 GiB, or out of memory",
+                        carve_dtype_name(dtype), rank);
+    return CARVE_OK;
+}
 void carve_tensor_free(carve_tensor *t) { cv_val_unref(t); }
 carve_dtype carve_tensor_dtype(const carve_tensor *t) { return t->dtype; }
 int carve_tensor_rank(const carve_tensor *t) { return t->rank; }

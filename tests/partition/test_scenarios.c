@@ -251,7 +251,7 @@ static void uint8_cast(void)
     for (int i = 0; i < 8; i++)
         ((uint8_t *)inputs[0]->data)[i] = (uint8_t)(i * 37);
     OT_CHECK(lt_lower_run(m, "htp", NULL, inputs, 0, 0, NULL) == LT_EQUAL, "uint8 cast legalized: equal");
-    carve_lower_opts off = {.disable_legalize = 2};
+    carve_lower_opts off = {.disable_legalize = CARVE_LEGALIZE_UINT8_CAST};
     OT_CHECK(lt_lower_run(m, "htp", &off, inputs, 0, 0, NULL) == LT_DIFFER,
              "without the uint8 cast legalization the HTP simulator's cast gives other values");
     cv_val_unref(inputs[0]);
@@ -284,10 +284,10 @@ static void int64_legalization(void)
         OT_CHECK(!strcmp(lt_place(r, "slice", pb), "0") && !strcmp(lt_place(r, "add", pb), "0"),
                  "int64 Add and Slice (INT64_MAX end) are delegated");
     cJSON_Delete(r);
-    carve_lower_opts no64 = {.disable_legalize = 1};
+    carve_lower_opts no64 = {.disable_legalize = CARVE_LEGALIZE_INT64};
     OT_CHECK(lt_lower_run(m, "htp", &no64, inputs, 0, 0, NULL) == LT_RUN_FAILED,
              "without int64 legalization the htp simulator refuses the int64 body");
-    carve_lower_opts noclamp = {.disable_legalize = 4};
+    carve_lower_opts noclamp = {.disable_legalize = CARVE_LEGALIZE_SLICE_CLAMP};
     OT_CHECK(lt_lower_run(m, "htp", &noclamp, inputs, 0, 0, NULL) == LT_DIFFER,
              "without the Slice clamp the wrapped end cuts the result short");
     cv_val_unref(inputs[0]);
