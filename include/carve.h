@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define CARVE_VERSION "0.1.0"
+#define CARVE_VERSION "0.2.0"
 
 /* ---------------------------------------------------------------- status */
 
