@@ -145,13 +145,11 @@ carve_status rd_failed(cv_rw *rw)
 
 carve_status rd_unsupported(cv_rw *rw, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    carve_status s = cv_node_verr(rw->m, rw->node, CARVE_ERR_UNSUPPORTED, "cannot decompose: ", fmt, ap);
     va_end(ap);
-    const cv_node *n = &rw->m->nodes[rw->node];
-    return cv_error(rw->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): cannot decompose: %s", n->name, n->op, msg);
+    return s;
 }
 
 /* Sign- or zero-extends any integer/bool tensor into int64 (uint64 keeps its

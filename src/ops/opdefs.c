@@ -240,26 +240,31 @@ carve_graph_id cv_attr_g(const carve_model *m, carve_node_id n, const char *name
 
 /* ---------------------------------------------------------------- errors */
 
-carve_status cv_kerr(cv_kctx *k, const char *fmt, ...)
+carve_status cv_node_verr(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
+                          const char *fmt, va_list ap)
 {
     char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    const cv_node *n = &m->nodes[node];
+    return cv_error(m->ctx, code, "node '%s' (%s): %s%s", n->name, n->op, prefix, msg);
+}
+
+carve_status cv_kerr(cv_kctx *k, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    carve_status s = cv_node_verr(k->m, k->node, CARVE_ERR_INVALID, "", fmt, ap);
     va_end(ap);
-    const cv_node *n = &k->m->nodes[k->node];
-    return cv_error(k->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
+    return s;
 }
 
 carve_status cv_ierr(cv_ictx *c, const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    carve_status s = cv_node_verr(c->m, c->node, CARVE_ERR_INVALID, "", fmt, ap);
     va_end(ap);
-    const cv_node *n = &c->m->nodes[c->node];
-    return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, msg);
+    return s;
 }
 
 carve_status cv_knomem(cv_kctx *k)

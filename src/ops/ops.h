@@ -118,6 +118,11 @@ typedef struct cv_kctx {
 typedef carve_status (*cv_kernel_fn)(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out);
 
 /* Reports "node 'NAME' (OP): <message>" on the model's context. */
+/* The one shape of a per-node error: "node 'N' (Op): <prefix><fmt>" with
+ * status code on the model's context; cv_kerr, cv_ierr and the
+ * decompositions' errors are it. */
+carve_status cv_node_verr(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
+                          const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 carve_status cv_kerr(cv_kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 carve_status cv_knomem(cv_kctx *k);
 
