@@ -459,6 +459,9 @@ case_profile_strict() {
   run lower "$T/in.onnx" --target htp --cpu-ops Rellu -o "$T/o.onnx"
   expect_rc 1
   expect_err "--cpu-ops: 'Rellu' is not an op carve knows, and no node of the model is one"
+  run lower "$T/in.onnx" --target htp --cpu-nodes nope -o "$T/o.onnx"
+  expect_rc 1
+  expect_err "carve lower: --cpu-nodes: the model has no node named 'nope' ('carve inspect --nodes' lists them)"
   run lower "$T/in.onnx" --target htp --cpu-ops Relu,Softmax -o "$T/o.onnx"
   expect_rc 0
   # given twice, the lists add up (the fuzzer found the first one leaked)

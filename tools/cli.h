@@ -74,6 +74,12 @@ extern const char *cli_backends_help;
 
 /* Prints "carve CMD: msg" and the hint to use --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The library's last error on ctx in the CLI's words: the library names
+ * the model and the request (carve_lower_opts.cpu_nodes as "cpu_nodes: "),
+ * the CLI its flags ("--cpu-nodes: ") and how to get the missing piece
+ * (--backend-lib, --reference, carve inspect --nodes). Valid until the next
+ * call. */
+const char *cli_errmsg(carve_ctx *ctx);
 /* Loads a model or prints why not. */
 carve_model *cli_load(carve_ctx *ctx, const char *path);
 /* "float32[N,3,224,224]" into buf. */

@@ -19,6 +19,24 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+const char *cli_errmsg(carve_ctx *ctx)
+{
+    static char buf[2048];
+    const char *msg = carve_errmsg(ctx);
+    if (!strncmp(msg, "cpu_nodes: ", 11))
+        snprintf(buf, sizeof buf, "--cpu-nodes: %s ('carve inspect --nodes' lists them)", msg + 11);
+    else if (!strncmp(msg, "cpu_ops: ", 9))
+        snprintf(buf, sizeof buf, "--cpu-ops: %s", msg + 9);
+    else if (strstr(msg, "' is not registered"))
+        snprintf(buf, sizeof buf, "%s; 'carve targets' lists the backends, --backend-lib FILE loads a plugin%s", msg,
+                 !strncmp(msg, "Delegate ", 9) ? ", --reference runs the body on the reference kernels" : "");
+    else if (!strncmp(msg, "Delegate ", 9) && strstr(msg, "' is not available here: "))
+        snprintf(buf, sizeof buf, "%s; --reference runs the body on the reference kernels", msg);
+    else
+        return msg;
+    return buf;
+}
+
 carve_model *cli_load(carve_ctx *ctx, const char *path)
 {
     carve_model *m = NULL;

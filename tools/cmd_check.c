@@ -181,7 +181,7 @@ int cmd_check(int argc, char **argv)
     if (!cli_inputs_make(ctx, orig, &ci, "check", in))
         goto free_all;
     if (carve_model_run(orig, in, o1) != CARVE_OK) {
-        fprintf(stderr, "carve check: running the original model: %s\n", carve_errmsg(ctx));
+        fprintf(stderr, "carve check: running the original model: %s\n", cli_errmsg(ctx));
         goto free_all;
     }
     carve_model_trim(orig); /* run once: its buffers would only add to the lowered run's */
@@ -237,7 +237,7 @@ int cmd_check(int argc, char **argv)
         }
         if (carve_lower_targets(low, (const carve_target *const *)cl.targets, cl.n_targets, &cl.opts, &rep) !=
             CARVE_OK) {
-            fprintf(stderr, "carve check: lowering for %s failed: %s\n", tn, carve_errmsg(ctx));
+            fprintf(stderr, "carve check: lowering for %s failed: %s\n", tn, cli_errmsg(ctx));
             rc = EXIT_MODEL;
             continue;
         }
@@ -259,7 +259,7 @@ int cmd_check(int argc, char **argv)
             if (!s && (s = carve_model_load_file(ctx, out, NULL, &back)) != CARVE_OK)
                 fprintf(stderr, "carve check: the saved model %s does not load back: %s\n", out, carve_errmsg(ctx));
             else if (s)
-                fprintf(stderr, "carve check: %s\n", carve_errmsg(ctx));
+                fprintf(stderr, "carve check: %s\n", cli_errmsg(ctx));
             if (s) {
                 rc = EXIT_MODEL;
                 break;
@@ -273,7 +273,7 @@ int cmd_check(int argc, char **argv)
         }
         carve_model_use_reference(low, reference);
         if (carve_model_run_target(low, cl.target, in, o2) != CARVE_OK) {
-            fprintf(stderr, "carve check: running the model lowered for %s: %s\n", tn, carve_errmsg(ctx));
+            fprintf(stderr, "carve check: running the model lowered for %s: %s\n", tn, cli_errmsg(ctx));
             rc = EXIT_MODEL;
             continue;
         }

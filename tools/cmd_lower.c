@@ -96,7 +96,7 @@ int cmd_lower(int argc, char **argv)
     if (!cli_lower_setup(&cl, ctx, "lower") || !(m = cli_load(ctx, path)) || !cli_fix_dims(ctx, m, &ci, "lower"))
         goto free_all;
     if (carve_lower_targets(m, (const carve_target *const *)cl.targets, cl.n_targets, &cl.opts, &rep) != CARVE_OK) {
-        fprintf(stderr, "carve lower: %s\n", carve_errmsg(ctx));
+        fprintf(stderr, "carve lower: %s\n", cli_errmsg(ctx));
         goto free_all;
     }
     /* every output in one set: written and synced, then renamed, or none */

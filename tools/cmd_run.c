@@ -110,7 +110,7 @@ static int add_value(carve_outputs *o, carve_ctx *ctx, dump_dir *d, const char *
     }
     d->tensors[d->n++] = name;
     if (carve_outputs_add_tensor(o, t, file) != CARVE_OK) {
-        fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
+        fprintf(stderr, "carve run: %s\n", cli_errmsg(ctx));
         return EXIT_MODEL;
     }
     return EXIT_OK;
@@ -211,7 +211,7 @@ int cmd_run(int argc, char **argv)
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         if (carve_model_run(m, in, out) != CARVE_OK) {
-            fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
+            fprintf(stderr, "carve run: %s\n", cli_errmsg(ctx));
             rc = EXIT_MODEL;
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -240,7 +240,7 @@ int cmd_run(int argc, char **argv)
         for (int k = 0; !s && k < ci.n_ins; k++)
             s = carve_outputs_protect(o, ci.ins[k].value, "input tensor");
         if (s) {
-            fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
+            fprintf(stderr, "carve run: %s\n", cli_errmsg(ctx));
             rc = EXIT_MODEL;
         }
         if (rc == EXIT_OK && (!make_dir(outdir, &made_out) || !make_dir(dir, &made_in)))
@@ -251,7 +251,7 @@ int cmd_run(int argc, char **argv)
         for (size_t i = 0; i < n_out && rc == EXIT_OK; i++)
             rc = add_value(o, ctx, &dout, carve_value_name(m, carve_graph_output(m, g, i)), out[i]);
         if (rc == EXIT_OK && carve_outputs_commit(o) != CARVE_OK) {
-            fprintf(stderr, "carve run: %s\n", carve_errmsg(ctx));
+            fprintf(stderr, "carve run: %s\n", cli_errmsg(ctx));
             rc = EXIT_MODEL;
         }
         carve_outputs_free(o);

@@ -495,7 +495,7 @@ static carve_status apply_skip_lists(cv_lower *lw)
         carve_node_id id = carve_model_find_node(m, o->cpu_nodes[i]);
         if (id == CARVE_NONE || id >= lw->n_orig)
             return cv_error(m->ctx, CARVE_ERR_ARG,
-                            "--cpu-nodes: the model has no node named '%s' ('carve inspect --nodes' lists them)",
+                            "cpu_nodes: the model has no node named '%s'",
                             o->cpu_nodes[i]);
         lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
         lw->ln[id].msg = amsg(lw, "named in --cpu-nodes");
@@ -521,7 +521,7 @@ static carve_status apply_skip_lists(cv_lower *lw)
             known = !strcmp(m->nodes[id].op, o->cpu_ops[i]);
         if (!known)
             return cv_error(m->ctx, CARVE_ERR_ARG,
-                            "--cpu-ops: '%s' is not an op carve knows, and no node of the model is one", o->cpu_ops[i]);
+                            "cpu_ops: '%s' is not an op carve knows, and no node of the model is one", o->cpu_ops[i]);
     }
     for (size_t i = 0; i < o->n_cpu_ops; i++)
         for (uint32_t id = 0; id < lw->n_orig; id++)
@@ -795,8 +795,7 @@ carve_status carve_lower_targets(carve_model *m, const carve_target *const *ts, 
         const carve_backend *b = cv_ctx_backend(m->ctx, bname);
         if (!b)
             return cv_error(m->ctx, CARVE_ERR_ARG,
-                            "target %s: its backend '%s' is not registered ('carve targets' lists the backends; "
-                            "--backend-lib loads one from a shared object)", t->name, bname);
+                            "target %s: its backend '%s' is not registered on this context", t->name, bname);
         char why[512] = "";
         if (b->is_available && !b->is_available(b->user, why, sizeof why))
             return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "target %s: backend '%s' is not available here: %s",

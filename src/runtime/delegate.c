@@ -87,14 +87,12 @@ static carve_status compile(cv_kctx *k, dentry *e, const char *bname, carve_grap
     const carve_backend *b = cv_ctx_backend(m->ctx, bname);
     if (!b)
         return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
-                        "Delegate '%s': its backend '%s' is not registered (carve targets lists the backends; load a "
-                        "plugin with --backend-lib, or run the body on the reference kernels with --reference)",
+                        "Delegate '%s': its backend '%s' is not registered on this context",
                         n->name, bname);
     char why[512] = "";
     if (b->is_available && !b->is_available(b->user, why, sizeof why))
         return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
-                        "Delegate '%s': its backend '%s' is not available here: %s (--reference runs the body on the "
-                        "reference kernels)", n->name, bname, why);
+                        "Delegate '%s': its backend '%s' is not available here: %s", n->name, bname, why);
     carve_backend_partition p = {m, body, cv_attr_s(m, k->node, "encodings", NULL), tname, n->name, profile};
     carve_backend_refusal *r = cv_malloc(sizeof *r);
     if (!r)

@@ -307,6 +307,7 @@ TEST(missing_backend_names_the_delegate_and_reference_runs_it)
     carve_tensor *x = input(), *y = NULL;
     CHECK_ERR(ctx, carve_model_run(m, &x, &y), CARVE_ERR_UNSUPPORTED,
               "Delegate 'Delegate_0': its backend 'demo' is not registered");
+    CHECK(!strstr(carve_errmsg(ctx), "--")); /* the library names no CLI flag */
     CHECK(y == NULL);
     carve_model_use_reference(m, true);
     CHECK_OK(ctx, carve_model_run(m, &x, &y));
@@ -383,6 +384,7 @@ TEST(unknown_profile_backend_is_an_error_naming_it)
     void *before = t_save(m, &n);
     CHECK_ERR(ctx, carve_lower(m, t, NULL, NULL), CARVE_ERR_ARG,
               "target mytarget: its backend 'qnn' is not registered");
+    CHECK(!strstr(carve_errmsg(ctx), "--"));
     /* refused before anything changed */
     size_t n2 = 0;
     void *after = t_save(m, &n2);
