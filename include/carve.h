@@ -327,7 +327,9 @@ typedef enum carve_attr_kind {
     CARVE_ATTR_TYPE_PROTOS = 14
 } carve_attr_kind;
 
-/* Setters replace an attribute of the same name. */
+/* Setters replace an attribute of the same name; values and strings are
+ * copied into the model. CARVE_ERR_ARG for a bad node or an empty name,
+ * CARVE_ERR_NOMEM. */
 carve_status carve_node_set_attr_int(carve_model *m, carve_node_id n, const char *name, int64_t v);
 carve_status carve_node_set_attr_float(carve_model *m, carve_node_id n, const char *name, float v);
 carve_status carve_node_set_attr_string(carve_model *m, carve_node_id n, const char *name,
@@ -355,6 +357,8 @@ bool carve_node_attr_float(const carve_model *m, carve_node_id n, const char *na
 /* The string attribute (bytes, may hold NUL); *len receives its length. */
 const char *carve_node_attr_string(const carve_model *m, carve_node_id n, const char *name,
                                    size_t *len);
+/* n's attributes in order: the count, then the name (owned by m) and kind
+ * of the i-th (i < count, not checked). */
 size_t carve_node_attr_count(const carve_model *m, carve_node_id n);
 const char *carve_node_attr_name(const carve_model *m, carve_node_id n, size_t i);
 carve_attr_kind carve_node_attr_kind(const carve_model *m, carve_node_id n, size_t i);
