@@ -12,6 +12,7 @@
 
 #include "dn.h"
 
+/* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
 static const struct {
     const char *op;
     dn_op_fn fn;
@@ -160,6 +161,7 @@ static const char *supports_node(void *user, const carve_model *m, carve_node_id
         snprintf(msg, msg_size, "op %s of domain '%s'", op, carve_node_domain(m, n));
         return DN_R_OP;
     }
+    /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
     static const char *const int8_ops[] = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
                                            "DequantizeLinear", "QuantizeLinear"};
     for (size_t i = 0; i < sizeof int8_ops / sizeof *int8_ops; i++)

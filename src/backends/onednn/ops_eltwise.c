@@ -58,6 +58,7 @@ int dn_eltwise_map(dn_builder *b, carve_node_id n, dn_elt out[2], bool set_reaso
         return scalar_linear(b, n, op, &out[0]);
     static const struct {
         const char *op;
+        /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
         dnnl_alg_kind_t alg;
     } simple[] = {
         {"Relu", dnnl_eltwise_relu}, {"Sigmoid", dnnl_eltwise_logistic}, {"Tanh", dnnl_eltwise_tanh},
@@ -159,6 +160,7 @@ dnnl_alg_kind_t dn_binary_alg(const char *op)
 {
     static const struct {
         const char *op;
+        /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
         dnnl_alg_kind_t alg;
     } t[] = {{"Add", dnnl_binary_add}, {"Sub", dnnl_binary_sub}, {"Mul", dnnl_binary_mul},
              {"Div", dnnl_binary_div}, {"Max", dnnl_binary_max}, {"Min", dnnl_binary_min}};

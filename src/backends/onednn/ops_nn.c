@@ -20,7 +20,9 @@ static bool one_output(dn_builder *b, carve_node_id n, const char *what)
 
 bool dn_op_pool(dn_builder *b, carve_node_id n)
 {
+    /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
     bool global = is_op(b, n, "GlobalAveragePool") || is_op(b, n, "GlobalMaxPool");
+    /* op-list: data (as above) */
     bool maxp = is_op(b, n, "MaxPool") || is_op(b, n, "GlobalMaxPool");
     if (!one_output(b, n, "MaxPool's Indices"))
         return false;
@@ -297,6 +299,7 @@ bool dn_op_reduce(dn_builder *b, carve_node_id n)
 {
     static const struct {
         const char *op;
+        /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
         dnnl_alg_kind_t alg;
     } t[] = {{"ReduceMean", dnnl_reduction_mean},
              {"ReduceSum", dnnl_reduction_sum},
