@@ -682,7 +682,7 @@
       D.append(el('h4', { text: `nodes (${pt.nodes.length})` }));
       const ul = el('ul', { class: 'part-nodes' });
       for (const nm of pt.nodes.slice(0, 300)) { const i = nodeByName.get(nm); ul.append(el('li', null, i !== undefined ? nodeButton(i) : nm)); }
-      if (pt.nodes.length > 300) ul.append(el('li', { text: `... ${pt.nodes.length - 300} more (filter the table by placement)` }));
+      if (pt.nodes.length > 300) ul.append(el('li', { class: 'more', text: `... ${pt.nodes.length - 300} more (filter the table by placement)` }));
       D.append(ul);
     }
   }
