@@ -446,6 +446,14 @@ carve_status carve_tensor_write(carve_ctx *ctx, const carve_tensor *t, const cha
  * gives them back, carve_model_free frees them. Runs of one model must not
  * overlap (a model, like its context, belongs to one thread at a time). */
 carve_status carve_model_run(carve_model *m, carve_tensor *const *inputs, carve_tensor **outputs);
+/* Told of each tensor a run computes: v is the node output's value id (in
+ * whichever graph: If/Loop/Scan bodies and Delegate bodies included, a
+ * Loop body's values once per iteration), t valid only during the call. */
+typedef void (*carve_value_fn)(void *user, carve_value_id v, const carve_tensor *t);
+/* carve_model_run_target (t may be NULL) calling fn (may be NULL) with
+ * every tensor a node computes, in the order computed. */
+carve_status carve_model_run_traced(carve_model *m, const carve_target *t, carve_tensor *const *inputs,
+                                    carve_tensor **outputs, carve_value_fn fn, void *user);
 /* Gives back the buffers carve_model_run keeps between runs. */
 void carve_model_trim(carve_model *m);
 /* The same, with Delegate bodies of target t run under t's simulator (for
@@ -634,6 +642,70 @@ void carve_report_free(carve_report *r);
  * "carve.encodings". *count gets the number of files written. */
 carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count);
 
+/* ---------------------------------------------------------------- artifacts (docs/artifacts.md) */
+
+/* AIMET encodings file versions: 1.0.0 (lists with enc_type PER_TENSOR,
+ * PER_CHANNEL, PER_BLOCK) and the older 0.6.1 (maps, no per-block). */
+typedef enum carve_aimet_version {
+    CARVE_AIMET_1_0_0 = 0,
+    CARVE_AIMET_0_6_1
+} carve_aimet_version;
+
+typedef struct carve_export_opts {
+    /* Partitions without their QuantizeLinear/DequantizeLinear pairs
+     * (weights dequantized to float), the encodings file saying how each
+     * float tensor was quantized. false: partitions keep their Q/DQ nodes. */
+    bool strip_qdq;
+    carve_aimet_version encodings_version;
+} carve_export_opts;
+
+/* carve_export_partitions with options (NULL: defaults): each Delegate body
+ * as a standalone model DIR/<delegate>.onnx at the lowest IR version its
+ * opset and dtypes need, with no ai.carve op; DIR/<delegate>.encodings (AIMET
+ * format) for a body with Q/DQ nodes; DIR/manifest.json listing the
+ * partitions in execution order, their inputs and outputs, and the CPU
+ * nodes between them. All or none (docs/files.md). */
+carve_status carve_export_partitions_opts(carve_model *m, const char *dir, const carve_export_opts *opts,
+                                          size_t *count);
+
+/* The AIMET encodings of the QuantizeLinear/DequantizeLinear nodes of m's
+ * main graph with constant scales and zero points: an activation encoding
+ * for the float input X of each QuantizeLinear (and the output of a
+ * DequantizeLinear of a quantized runtime value no QuantizeLinear of the
+ * graph makes: a quantized input), a param encoding for the output of each
+ * DequantizeLinear of a constant. *json (release with carve_free) is
+ * NULL when there is none. Per-block encodings in version 0.6.1 are an
+ * error. */
+carve_status carve_aimet_encodings(carve_model *m, carve_aimet_version v, char **json);
+/* The same, and removes the pairs from m's main graph: for X -> Q -> DQ ->
+ * X', readers of X' read X (an Identity keeps a graph output's name); a
+ * constant's DequantizeLinear becomes a float initializer named as its
+ * output when quantizing it again gives back the same integers (else it
+ * stays, as int32 biases above 2^24 do). Pairs that would change what the
+ * graph computes when applied again (a requantization, a graph output, X
+ * read by other ops) stay; *kept (may be NULL) counts the Q/DQ nodes left. */
+carve_status carve_strip_qdq(carve_model *m, carve_aimet_version v, char **json, uint32_t *kept);
+
+typedef struct carve_qdq_stats {
+    uint32_t activations; /* Q/DQ pairs inserted */
+    uint32_t params;      /* weights stored quantized, read through a DequantizeLinear */
+    uint32_t casts;       /* float16 round trips (dtype FLOAT, 16 bits) */
+    uint32_t skipped;     /* encodings of tensors the graph already quantizes */
+} carve_qdq_stats;
+
+/* Applies an AIMET encodings file (1.0.0 or 0.6.1) to m's main graph as
+ * QuantizeLinear/DequantizeLinear: a param encoding of an initializer
+ * quantizes it (per tensor, per channel on the axis the weight's reader
+ * implies, per block), an activation encoding puts a Q/DQ pair after the
+ * tensor. Checks the whole file before changing m: a name m lacks, a
+ * bitwidth no ONNX type holds, an encoding the model's opset cannot
+ * express, or a malformed file is an error naming the entry and field, and
+ * m is unchanged. stats may be NULL. */
+carve_status carve_apply_encodings(carve_model *m, const char *json, size_t len, carve_qdq_stats *stats);
+/* The same, reading the file at path (refused unless a regular file;
+ * docs/files.md); errors start with the path. */
+carve_status carve_apply_encodings_file(carve_model *m, const char *path, carve_qdq_stats *stats);
+
 /* ---------------------------------------------------------------- files */
 
 /* The files one command writes, written together (docs/files.md). Each
@@ -665,6 +737,9 @@ carve_status carve_outputs_add_model(carve_outputs *o, carve_model *m, const cha
 carve_status carve_outputs_add_tensor(carve_outputs *o, const carve_tensor *t, const char *path);
 /* carve_export_partitions() into the set (dir must exist). */
 carve_status carve_outputs_add_partitions(carve_outputs *o, carve_model *m, const char *dir, size_t *count);
+/* carve_export_partitions_opts() into the set (opts may be NULL). */
+carve_status carve_outputs_add_partitions_opts(carve_outputs *o, carve_model *m, const char *dir,
+                                               const struct carve_export_opts *opts, size_t *count);
 /* Syncs and renames every output into place, or none: see above. An
  * error names the output and path. */
 carve_status carve_outputs_commit(carve_outputs *o);

@@ -1,13 +1,18 @@
 /* export_parts.c: each Delegate body as a standalone ONNX model, the form a
  * vendor's converter takes. Inputs and outputs take the outer (model) names;
  * outer constants the body reads become initializers; the Delegate's target
- * and encodings become metadata_props "carve.target" and "carve.encodings". */
+ * and encodings become metadata_props "carve.target" and "carve.encodings".
+ * Each model is written at the lowest IR version its opset and dtypes need,
+ * with an AIMET encodings file beside it when its body holds Q/DQ nodes
+ * (optionally stripped of them), and DIR/manifest.json says how the pieces
+ * fit together (docs/artifacts.md). */
 #define _DEFAULT_SOURCE
 #include "partition.h"
 
 #include "../io/files.h"
 #include "../onnx/onnx_io.h"
 
+#include <cjson/cJSON.h>
 #include <limits.h>
 #include <string.h>
 
@@ -199,7 +204,119 @@ static carve_status copy_graph(copier *c, carve_graph_id sg, carve_graph_id dg)
     return CARVE_OK;
 }
 
-static carve_status export_one(carve_outputs *o, carve_model *m, carve_node_id dn, const char *dir)
+/* The lowest IR version a model of this default-domain opset and these
+ * dtypes needs (ONNX's release table; 4 at least: initializers that are
+ * not graph inputs). */
+static int64_t min_ir(const carve_model *d)
+{
+    int64_t o = carve_model_opset(d, ""), ir;
+    ir = o <= 8 ? 3 : o == 9 ? 4 : o == 10 ? 5 : o == 11 ? 6 : o <= 14 ? 7 : o <= 18 ? 8 : o <= 20 ? 9 : o <= 22 ? 10 : 11;
+    if (ir < 4)
+        ir = 4;
+    for (uint32_t i = 0; i < d->n_values; i++) {
+        carve_dtype t = d->values[i].type.dtype;
+        int64_t need = t >= CARVE_FLOAT8E4M3FN && t <= CARVE_FLOAT8E5M2FNUZ ? 9
+                       : t == CARVE_INT4 || t == CARVE_UINT4      ? 10
+                       : t == CARVE_FLOAT4E2M1                    ? 11
+                                                                  : 0;
+        ir = need > ir ? need : ir;
+    }
+    return ir;
+}
+
+/* Would the ONNX 1.12 checker (IR 8, opset 17, no 4- or 16-bit types) know
+ * everything in d, and does every input and output have a rank? */
+static bool checker_112_knows(const carve_model *d)
+{
+    if (d->ir_version > 8 || carve_model_opset(d, "") > 17)
+        return false;
+    for (int io = 0; io < 2; io++) { /* its checker wants a shape on every graph input and output */
+        const cv_ids *l = io ? &d->graphs[0].outputs : &d->graphs[0].inputs;
+        for (uint32_t i = 0; i < l->n; i++)
+            if (d->values[l->v[i]].type.rank < 0)
+                return false;
+    }
+    for (uint32_t i = 0; i < d->n_values; i++) {
+        int b = carve_dtype_bits(d->values[i].type.dtype);
+        if (d->values[i].type.kind == CARVE_TYPE_TENSOR && (b == 4 || (b == 16 && d->values[i].type.dtype != CARVE_FLOAT16)))
+            return false;
+    }
+    return true;
+}
+
+typedef struct {
+    const carve_export_opts *o;
+    const char *dir;
+    cJSON *parts;      /* manifest entries, in export order */
+    carve_outputs *out; /* every file goes into the command's set (docs/files.md) */
+} xctx;
+
+static bool jadd(cJSON *o, const char *k, cJSON *v)
+{
+    if (v && cJSON_AddItemToObject(o, k, v))
+        return true;
+    cJSON_Delete(v);
+    return false;
+}
+
+/* A legalization Cast at the body's edge (named "<delegate>/..."): the
+ * dtype the backend computes in, or NULL. */
+static const char *edge_cast(const carve_model *d, carve_value_id v, bool input, const char *delegate)
+{
+    size_t dl = strlen(delegate);
+    const cv_graph *g = &d->graphs[0];
+    if (!input) {
+        carve_node_id p = d->values[v].producer;
+        if (p == CARVE_NONE || strcmp(d->nodes[p].op, "Cast") || strncmp(d->nodes[p].name, delegate, dl) ||
+            d->nodes[p].name[dl] != '/')
+            return NULL;
+        return carve_dtype_name(d->values[d->nodes[p].in[0]].type.dtype);
+    }
+    for (uint32_t i = 0; i < g->nodes.n; i++) {
+        const cv_node *n = &d->nodes[g->nodes.v[i]];
+        if (n->n_in && n->in[0] == v && !strcmp(n->op, "Cast") && !strncmp(n->name, delegate, dl) && n->name[dl] == '/')
+            return carve_dtype_name(d->values[n->out[0]].type.dtype);
+    }
+    return NULL;
+}
+
+static cJSON *io_json(const carve_model *m, const carve_model *d, carve_value_id dv, carve_value_id outer,
+                      bool input, const char *delegate)
+{
+    cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
+    const cv_type *t = &d->values[dv].type;
+    bool ok = o && shape && jadd(o, "name", cJSON_CreateString(d->values[dv].name)) &&
+              jadd(o, "value", cJSON_CreateString(m->values[outer].name)) &&
+              jadd(o, "dtype", cJSON_CreateString(carve_dtype_name(t->dtype))) &&
+              jadd(o, "model_dtype", cJSON_CreateString(carve_dtype_name(m->values[outer].type.dtype)));
+    for (int i = 0; ok && i < t->rank; i++)
+        ok = cJSON_AddItemToArray(shape, t->dims[i].value >= 0 ? cJSON_CreateNumber((double)t->dims[i].value)
+                                                                : cJSON_CreateString(t->dims[i].param ? t->dims[i].param : "?"));
+    ok = ok && jadd(o, "shape", t->rank >= 0 ? shape : cJSON_CreateNull());
+    if (t->rank >= 0)
+        shape = NULL;
+    const char *c = ok ? edge_cast(d, dv, input, delegate) : NULL;
+    if (ok && c)
+        ok = jadd(o, "legalized_as", cJSON_CreateString(c));
+    cJSON_Delete(shape);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* The file name of a partition: its Delegate's name with characters a file
+ * name cannot hold replaced. */
+static void file_stem(const char *name, char *out, size_t n)
+{
+    snprintf(out, n, "%s", name);
+    for (char *p = out; *p; p++)
+        if (*p == '/' || *p == '\\' || *p == ':' || *p == ' ' || *p == '#')
+            *p = '_';
+}
+
+static carve_status export_one(xctx *x, carve_model *m, carve_node_id dn)
 {
     carve_graph_id body = cv_attr_g(m, dn, "body");
     carve_model *d = carve_model_new(m->ctx);
@@ -207,13 +324,14 @@ static carve_status export_one(carve_outputs *o, carve_model *m, carve_node_id d
         return CARVE_ERR_NOMEM;
     copier c = {m, d, cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id))};
     carve_status st = CARVE_OK;
+    char *enc = NULL;
+    cJSON *entry = NULL;
     if (!c.map) {
         st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
         goto out;
     }
     for (uint32_t i = 0; i < m->n_values; i++)
         c.map[i] = CARVE_NONE;
-    d->ir_version = m->ir_version;
     for (uint32_t i = 0; i < m->n_opsets; i++)
         if (strcmp(m->opset_domain[i], "ai.carve") && (st = carve_model_set_opset(d, m->opset_domain[i], m->opset_version[i])))
             goto out;
@@ -235,72 +353,204 @@ static carve_status export_one(carve_outputs *o, carve_model *m, carve_node_id d
         goto out;
     /* the standalone model speaks the outer names */
     for (uint32_t i = 0; i < d->graphs[0].inputs.n; i++) {
-        cv_value *x = &d->values[d->graphs[0].inputs.v[i]];
-        cv_strmap_del(&d->graphs[0].scope, x->name);
-        x->name = m->values[m->nodes[dn].in[i]].name;
-        cv_strmap_put(&d->graphs[0].scope, x->name, d->graphs[0].inputs.v[i]);
+        cv_value *v = &d->values[d->graphs[0].inputs.v[i]];
+        cv_strmap_del(&d->graphs[0].scope, v->name);
+        v->name = m->values[m->nodes[dn].in[i]].name;
+        cv_strmap_put(&d->graphs[0].scope, v->name, d->graphs[0].inputs.v[i]);
     }
     for (uint32_t i = 0; i < d->graphs[0].outputs.n; i++) {
-        cv_value *x = &d->values[d->graphs[0].outputs.v[i]];
-        if (x->is_input || x->init)
+        cv_value *v = &d->values[d->graphs[0].outputs.v[i]];
+        if (v->is_input || v->init)
             continue; /* a passthrough keeps the input's name */
-        cv_strmap_del(&d->graphs[0].scope, x->name);
-        x->name = m->values[m->nodes[dn].out[i]].name;
-        cv_strmap_put(&d->graphs[0].scope, x->name, d->graphs[0].outputs.v[i]);
+        cv_strmap_del(&d->graphs[0].scope, v->name);
+        v->name = m->values[m->nodes[dn].out[i]].name;
+        cv_strmap_put(&d->graphs[0].scope, v->name, d->graphs[0].outputs.v[i]);
     }
+    for (uint32_t i = 0; i < d->n_nodes; i++)
+        if (!d->nodes[i].dead && !strcmp(d->nodes[i].domain, "ai.carve")) {
+            st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "partition export: %s holds an ai.carve op (node '%s')",
+                          m->nodes[dn].name, d->nodes[i].name);
+            goto out;
+        }
+    uint32_t kept = 0;
+    st = x->o->strip_qdq ? carve_strip_qdq(d, x->o->encodings_version, &enc, &kept)
+                         : carve_aimet_encodings(d, x->o->encodings_version, &enc);
+    if (st) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", carve_errmsg(m->ctx));
+        st = cv_error(m->ctx, st, "partition %s: %s", m->nodes[dn].name, msg);
+        goto out;
+    }
+    d->ir_version = min_ir(d);
     if ((st = carve_model_verify(d)))
         goto out;
-    char path[PATH_MAX], clean[256];
-    snprintf(clean, sizeof clean, "%s", m->nodes[dn].name);
-    for (char *p = clean; *p; p++)
-        if (*p == '/' || *p == '\\' || *p == ':' || *p == ' ' || *p == '#')
-            *p = '_';
-    if ((size_t)snprintf(path, sizeof path, "%s/%s.onnx", dir, clean) >= sizeof path) {
-        st = cv_error(m->ctx, CARVE_ERR_ARG, "%s: path too long", dir);
+    char path[PATH_MAX], stem[256], file[300], encfile[300];
+    file_stem(m->nodes[dn].name, stem, sizeof stem);
+    snprintf(file, sizeof file, "%s.onnx", stem);
+    snprintf(encfile, sizeof encfile, "%s.encodings", stem);
+    /* protobuf cannot hold 2 GiB: big weights go beside the model */
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < d->graphs[0].inits.n; i++)
+        bytes += d->values[d->graphs[0].inits.v[i]].init->nbytes;
+    char ext[320];
+    snprintf(ext, sizeof ext, "%s.data", file);
+    carve_save_opts so = {ext, 0};
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", x->dir, file) >= sizeof path) {
+        st = cv_error(m->ctx, CARVE_ERR_ARG, "%s: path too long", x->dir);
         goto out;
     }
     char what[300];
     snprintf(what, sizeof what, "partition '%s'", m->nodes[dn].name);
-    st = cv_save_model(o, d, path, NULL, what);
+    if ((st = cv_save_model(x->out, d, path, bytes >= ((size_t)1 << 30) ? &so : NULL, what)))
+        goto out;
+    if (enc) {
+        snprintf(path, sizeof path, "%s/%s", x->dir, encfile);
+        snprintf(what, sizeof what, "encodings of partition '%s'", m->nodes[dn].name);
+        if ((st = carve_outputs_add_bytes(x->out, path, what, enc, strlen(enc))))
+            goto out;
+    }
+    /* the manifest's entry */
+    cJSON *ins = cJSON_CreateArray(), *outs = cJSON_CreateArray();
+    entry = cJSON_CreateObject();
+    carve_graph_id og = m->nodes[dn].graph;
+    bool ok = entry && jadd(entry, "name", cJSON_CreateString(m->nodes[dn].name)) &&
+              jadd(entry, "file", cJSON_CreateString(file)) &&
+              jadd(entry, "target", cJSON_CreateString(cv_attr_s(m, dn, "target", ""))) &&
+              jadd(entry, "graph", og == 0 ? cJSON_CreateString("main") : cJSON_CreateString(m->graphs[og].name)) &&
+              jadd(entry, "encodings", enc ? cJSON_CreateString(encfile) : cJSON_CreateNull()) &&
+              jadd(entry, "qdq", cJSON_CreateString(x->o->strip_qdq ? "stripped" : "kept")) &&
+              jadd(entry, "qdq_nodes_left", cJSON_CreateNumber(kept)) &&
+              jadd(entry, "ir_version", cJSON_CreateNumber((double)d->ir_version)) &&
+              jadd(entry, "opset", cJSON_CreateNumber((double)carve_model_opset(d, ""))) &&
+              jadd(entry, "onnx_1_12_checkable", cJSON_CreateBool(checker_112_knows(d))) &&
+              jadd(entry, "inputs", ins) && jadd(entry, "outputs", outs);
+    if (!ok)
+        ins = outs = NULL;
+    for (uint32_t i = 0; ok && i < d->graphs[0].inputs.n; i++)
+        ok = cJSON_AddItemToArray(ins, io_json(m, d, d->graphs[0].inputs.v[i], m->nodes[dn].in[i], true, m->nodes[dn].name));
+    for (uint32_t i = 0; ok && i < d->graphs[0].outputs.n; i++)
+        ok = cJSON_AddItemToArray(outs, io_json(m, d, d->graphs[0].outputs.v[i], m->nodes[dn].out[i], false, m->nodes[dn].name));
+    if (!ok || !cJSON_AddItemToArray(x->parts, entry)) {
+        st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory writing the manifest");
+        goto out;
+    }
+    entry = NULL;
 out:
+    cJSON_Delete(entry);
+    cv_free(enc);
     cv_free(c.map);
     carve_model_free(d);
     return st;
 }
 
-carve_status carve_outputs_add_partitions(carve_outputs *o, carve_model *m, const char *dir, size_t *count)
+/* The main graph's steps in execution order: each partition, and the runs
+ * of CPU nodes between them. */
+static cJSON *schedule(const carve_model *m)
 {
+    cJSON *steps = cJSON_CreateArray(), *cpu = NULL;
+    const cv_graph *g = &m->graphs[0];
+    for (uint32_t i = 0; steps && i < g->nodes.n; i++) {
+        const cv_node *n = &m->nodes[g->nodes.v[i]];
+        bool del = !strcmp(n->op, "Delegate") && !strcmp(n->domain, "ai.carve");
+        cJSON *s = NULL;
+        if (del) {
+            cpu = NULL;
+            s = cJSON_CreateObject();
+            if (!s || !cJSON_AddItemToArray(steps, s) || !jadd(s, "partition", cJSON_CreateString(n->name)))
+                goto fail;
+            continue;
+        }
+        if (!cpu) {
+            s = cJSON_CreateObject();
+            if (!s || !cJSON_AddItemToArray(steps, s) || !jadd(s, "cpu", cpu = cJSON_CreateArray()))
+                goto fail;
+        }
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(cpu, o) || !jadd(o, "name", cJSON_CreateString(n->name)) ||
+            !jadd(o, "op", cJSON_CreateString(n->op)) || (*n->domain && !jadd(o, "domain", cJSON_CreateString(n->domain))))
+            goto fail;
+    }
+    return steps;
+fail:
+    cJSON_Delete(steps);
+    return NULL;
+}
+
+carve_status carve_outputs_add_partitions_opts(carve_outputs *o, carve_model *m, const char *dir,
+                                               const carve_export_opts *opts, size_t *count)
+{
+    static const carve_export_opts dflt = {false, CARVE_AIMET_1_0_0};
     *count = 0;
     if (!o)
         return CARVE_ERR_NOMEM;
-    carve_status ps = carve_outputs_protect(o, m->source_path, "input model");
-    for (uint32_t i = 0; !ps && i < m->n_ext_files; i++)
-        ps = carve_outputs_protect(o, m->ext_files[i], "input model's external data");
-    if (ps) {
+    carve_status st = carve_outputs_protect(o, m->source_path, "input model");
+    for (uint32_t i = 0; !st && i < m->n_ext_files; i++)
+        st = carve_outputs_protect(o, m->ext_files[i], "input model's external data");
+    if (st) {
         cv_outputs_fail(o);
-        return ps;
+        return st;
     }
-    for (carve_node_id n = 0; n < m->n_nodes; n++) {
-        if (m->nodes[n].dead || strcmp(m->nodes[n].op, "Delegate") || strcmp(m->nodes[n].domain, "ai.carve"))
-            continue;
-        carve_status s = export_one(o, m, n, dir);
-        if (s) {
-            cv_outputs_fail(o);
-            return s;
+    xctx x = {opts ? opts : &dflt, dir, cJSON_CreateArray(), o};
+    st = x.parts ? CARVE_OK : cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+    /* execution order: the main graph's order, then subgraphs' */
+    cv_ids order = {0};
+    for (carve_graph_id g = 0; !st && g < m->n_graphs; g++)
+        for (uint32_t i = 0; !st && i < m->graphs[g].nodes.n; i++) {
+            carve_node_id n = m->graphs[g].nodes.v[i];
+            if (!m->nodes[n].dead && !strcmp(m->nodes[n].op, "Delegate") && !strcmp(m->nodes[n].domain, "ai.carve") &&
+                !cv_ids_push(&order, n))
+                st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
         }
-        ++*count;
+    for (uint32_t i = 0; !st && i < order.n; i++) {
+        st = export_one(&x, m, order.v[i]);
+        if (!st)
+            ++*count;
     }
-    return CARVE_OK;
+    cv_ids_free(&order);
+    cJSON *root = st ? NULL : cJSON_CreateObject();
+    if (!st) {
+        bool ok = root && jadd(root, "format", cJSON_CreateString("carve.partitions")) &&
+                  jadd(root, "version", cJSON_CreateNumber(1)) &&
+                  jadd(root, "encodings_version",
+                       cJSON_CreateString(x.o->encodings_version == CARVE_AIMET_0_6_1 ? "0.6.1" : "1.0.0")) &&
+                  jadd(root, "partitions", x.parts);
+        if (ok)
+            x.parts = NULL;
+        ok = ok && jadd(root, "schedule", schedule(m));
+        char *s = ok ? cJSON_Print(root) : NULL;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/manifest.json", dir);
+        st = s ? carve_outputs_add_bytes(o, path, "partition manifest", s, strlen(s))
+               : cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+        cJSON_free(s);
+    }
+    cJSON_Delete(root);
+    cJSON_Delete(x.parts);
+    if (st) {
+        cv_outputs_fail(o);
+        *count = 0;
+    }
+    return st;
 }
 
-carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count)
+carve_status carve_outputs_add_partitions(carve_outputs *o, carve_model *m, const char *dir, size_t *count)
+{
+    return carve_outputs_add_partitions_opts(o, m, dir, NULL, count);
+}
+
+carve_status carve_export_partitions_opts(carve_model *m, const char *dir, const carve_export_opts *opts, size_t *count)
 {
     carve_outputs *o = carve_outputs_new(m->ctx);
-    carve_status s = carve_outputs_add_partitions(o, m, dir, count);
+    carve_status s = carve_outputs_add_partitions_opts(o, m, dir, opts, count);
     if (!s)
         s = carve_outputs_commit(o);
     if (s)
         *count = 0;
     carve_outputs_free(o);
     return s;
+}
+
+carve_status carve_export_partitions(carve_model *m, const char *dir, size_t *count)
+{
+    return carve_export_partitions_opts(m, dir, NULL, count);
 }

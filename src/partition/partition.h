@@ -299,6 +299,49 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g);
  * lp->encoded. No attribute when the body has no QDQ node. */
 carve_status cv_delegate_encodings(cv_lower *lw, cv_lpart *lp, carve_graph_id body);
 
+/* ================================================================ aimet.c */
+
+/* One AIMET encoding (docs/artifacts.md): AIMET's grid x = (q_unsigned +
+ * offset) * scale. Names, scales and offsets are cv_malloc'd. */
+typedef enum { CV_ENC_TENSOR, CV_ENC_CHANNEL, CV_ENC_BLOCK } cv_enc_kind;
+typedef struct cv_enc {
+    char *name;
+    bool param, is_float, sym;
+    int bw;
+    cv_enc_kind kind;
+    uint32_t n;       /* scales (and offsets); blocked: the scale tensor, row-major */
+    double *scale;    /* float32 values */
+    int64_t *offset;
+    int64_t block;
+    int axis;         /* the Q/DQ node's axis (not in the file) */
+} cv_enc;
+typedef struct cv_enc_list {
+    cv_enc *v;
+    uint32_t n, cap;
+} cv_enc_list;
+typedef enum { CV_ENC_OK, CV_ENC_SKIP, CV_ENC_NOMEM } cv_enc_status;
+
+void cv_enc_list_free(cv_enc_list *l);
+const cv_enc *cv_enc_find(const cv_enc_list *l, const char *name);
+/* Bits of an integer Q/DQ type (4, 8, 16, 32), 0 for others. */
+int cv_enc_int_bits(carve_dtype t);
+/* Appends the encoding of Q/DQ node id under `name`; CV_ENC_SKIP when its
+ * scale or zero point is not constant or its type has no AIMET grid. */
+cv_enc_status cv_enc_from_node(carve_model *m, carve_node_id id, const char *name, bool param, cv_enc_list *l);
+/* The file's text (cv_malloc'd); per-block in 0.6.1 is an error. */
+carve_status cv_enc_write(carve_ctx *ctx, const cv_enc_list *l, carve_aimet_version v, char **out);
+/* Parses version 1.0.0 or 0.x; errors name the section, entry and field. */
+carve_status cv_enc_parse(carve_ctx *ctx, const char *json, size_t len, cv_enc_list *l);
+
+/* ================================================================ qdq_strip.c */
+
+/* The encodings of m's main graph, and (strip) the float graph without the
+ * Q/DQ pairs that can come back bit-exactly (carve_strip_qdq). */
+carve_status cv_qdq_encodings(carve_model *m, bool strip, cv_enc_list *l, uint32_t *kept);
+/* Scale index of element idx of a tensor of shape dims quantized on `axis`
+ * (blocks of `block` along it; 0: per axis) with nscale scales. */
+size_t cv_enc_scale_index(int rank, const int64_t *dims, int64_t axis, int64_t block, size_t nscale, size_t idx);
+
 /* ================================================================ legalize.c */
 
 /* Ops whose outputs are int64 by definition (Shape, ArgMax, TopK indices,

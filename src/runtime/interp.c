@@ -252,6 +252,8 @@ static carve_status run_node(cv_interp *ip, carve_node_id id)
             if (st == CARVE_OK) {
                 cv_val_unref(ip->env[nd->out[j]]);
                 ip->env[nd->out[j]] = out[j];
+                if (ip->trace && out[j]->kind == CV_VAL_TENSOR)
+                    ip->trace(ip->trace_user, nd->out[j], out[j]);
                 continue;
             }
         }

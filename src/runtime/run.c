@@ -106,6 +106,12 @@ carve_status carve_model_run(carve_model *m, carve_tensor *const *inputs, carve_
 carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve_tensor *const *inputs,
                                     carve_tensor **outputs)
 {
+    return carve_model_run_traced(m, t, inputs, outputs, NULL, NULL);
+}
+
+carve_status carve_model_run_traced(carve_model *m, const carve_target *t, carve_tensor *const *inputs,
+                                    carve_tensor **outputs, carve_value_fn fn, void *user)
+{
     cv_graph *g = &m->graphs[0];
     binding b[64];
     uint32_t nb = 0;
@@ -128,6 +134,8 @@ carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve
         return s;
     ip.target = t;
     cv_blas_threads(carve_get_threads()); /* the runtime's thread count (blas.h) */
+    ip.trace = fn;
+    ip.trace_user = user;
     s = cv_interp_run(&ip, 0, (cv_val **)inputs, outputs);
     cv_interp_free(&ip);
     return s;

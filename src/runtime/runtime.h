@@ -81,6 +81,8 @@ typedef struct cv_interp {
                                   * handed to the backends that compile the Delegates */
     int depth;
     cv_pool *pool;               /* tensor buffers of the outermost run: the model's, kept between runs */
+    carve_value_fn trace;        /* told of every tensor a node computes (carve_model_run_traced) */
+    void *trace_user;
 } cv_interp;
 
 carve_status cv_interp_init(cv_interp *ip, carve_model *m);
