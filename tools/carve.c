@@ -15,6 +15,7 @@ static const struct {
     {"targets", cmd_targets, "list the built-in target profiles, their ops and rules"},
     {"report", cmd_report, "write a lowering report's partition map: one self-contained HTML page"},
     {"fold", cmd_fold, "fold constants and constant-only subgraphs, write the folded model"},
+    {"qdq", cmd_qdq, "apply an AIMET encodings file to a float model as Q/DQ pairs"},
 };
 
 static void help(FILE *f)

@@ -24,6 +24,7 @@ int cmd_report(int argc, char **argv);
  * with the value types of `m` when not NULL: malloc'd bytes, *n of them, or
  * NULL (printed why). */
 char *cli_map_page(const char *cmd, const char *json, size_t len, const carve_model *m, size_t *n);
+int cmd_qdq(int argc, char **argv);
 
 /* Inputs given on the command line: --input NAME=FILE, --dim NAME=VALUE,
  * --random-inputs SEED (run and check share them). */

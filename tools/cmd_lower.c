@@ -21,7 +21,11 @@ static void usage(FILE *f)
                "  -o, --output FILE        the lowered model ('-': standard output)\n"
                "  --report FILE            the JSON report (docs/report.md; '-': standard output)\n"
                "  --html FILE              the report's partition map, one HTML page (docs/map.md)\n"
-               "  --export-partitions DIR  also write each partition as a standalone model\n"
+               "  --export-partitions DIR  also write each partition as a standalone model, its\n"
+               "                           AIMET encodings and DIR/manifest.json (docs/artifacts.md)\n"
+               "  --strip-qdq              exported partitions without their Q/DQ pairs (float\n"
+               "                           weights; the encodings file says how each was quantized)\n"
+               "  --encodings-version V    AIMET encodings version: 1.0.0 (default) or 0.6.1\n"
                "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n"
                "  --threads N              threads of backends (default 1; one setting for the whole\n"
                "                           process, carve_set_threads); folding uses one\n"
@@ -39,6 +43,7 @@ int cmd_lower(int argc, char **argv)
     cli_inputs ci = {0};
     const char *path = NULL, *out = NULL, *report = NULL, *export_dir = NULL, *ext = NULL, *html = NULL;
     int rc = EXIT_OK;
+    carve_export_opts xo = {false, CARVE_AIMET_1_0_0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -65,7 +70,16 @@ int cmd_lower(int argc, char **argv)
             html = argv[++i];
         else if (!strcmp(a, "--export-partitions") && has_val)
             export_dir = argv[++i];
-        else if (!strcmp(a, "--external-data") && has_val)
+        else if (!strcmp(a, "--strip-qdq"))
+            xo.strip_qdq = true;
+        else if (!strcmp(a, "--encodings-version") && has_val) {
+            const char *v = argv[++i];
+            if (strcmp(v, "1.0.0") && strcmp(v, "0.6.1")) {
+                rc = cli_usage_error("lower", "--encodings-version takes 1.0.0 or 0.6.1, not '%s'", v);
+                goto done;
+            }
+            xo.encodings_version = strcmp(v, "0.6.1") ? CARVE_AIMET_1_0_0 : CARVE_AIMET_0_6_1;
+        } else if (!strcmp(a, "--external-data") && has_val)
             ext = argv[++i];
         else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("lower", has_val ? "unknown option '%s'" : "unknown option or missing value: '%s'", a);
@@ -75,6 +89,10 @@ int cmd_lower(int argc, char **argv)
             goto done;
         } else
             path = a;
+    }
+    if ((xo.strip_qdq || xo.encodings_version != CARVE_AIMET_1_0_0) && !export_dir) {
+        rc = cli_usage_error("lower", "--strip-qdq and --encodings-version shape --export-partitions DIR, which is missing");
+        goto done;
     }
     if (!path || !out) {
         rc = cli_usage_error("lower", !path ? "no model given" : "no output given (-o OUT.onnx)");
@@ -135,7 +153,7 @@ int cmd_lower(int argc, char **argv)
             }
             made_dir = true;
         }
-        s = carve_outputs_add_partitions(o, m, export_dir, &n_parts);
+        s = carve_outputs_add_partitions_opts(o, m, export_dir, &xo, &n_parts);
     }
     carve_save_opts so = {ext, 0};
     if (!s)
