@@ -225,6 +225,34 @@ case_threads() {
   [ ! -e "$T/d.onnx" ] || fail "an output was written"
 }
 
+case_run_dump_values() {
+  # every value of the run, by file, with an index; the outputs equal --output-dir's
+  run run "$EXAMPLE" --random-inputs 1 --dump-values "$T/d" --output-dir "$T/o"
+  expect_rc 0
+  [ "$(jq '.values | length' "$T/d/index.json")" -ge 14 ] || fail "index.json lists fewer than the 14 node outputs + input"
+  [ "$(jq -r '.values[] | select(.input) | .name' "$T/d/index.json")" = x ] || fail "the input x is marked input"
+  for f in $(jq -r '.values[].file' "$T/d/index.json"); do [ -f "$T/d/$f" ] || fail "missing $f"; done
+  cmp -s "$T/d/$(jq -r '.values[] | select(.name == "y") | .file' "$T/d/index.json")" "$T/o/y.npy" || fail "y differs from --output-dir's"
+  # names that clash once made file-safe get distinct files
+  /usr/bin/python3 - "$T/clash.onnx" <<'PY'
+import sys
+from onnx import helper, TensorProto
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("a/b", "a_b", "a:b")]
+nodes = [helper.make_node("Relu", ["x"], ["a/b"]), helper.make_node("Neg", ["a/b"], ["a_b"]),
+         helper.make_node("Abs", ["a_b"], ["a:b"])]
+m = helper.make_model(helper.make_graph(nodes, "g", [x], outs), opset_imports=[helper.make_opsetid("", 13)])
+open(sys.argv[1], "wb").write(m.SerializeToString())
+PY
+  run run "$T/clash.onnx" --random-inputs 1 --dump-values "$T/c"
+  expect_rc 0
+  [ "$(jq -r '[.values[].file] | unique | length' "$T/c/index.json")" = 4 ] || fail "4 values need 4 distinct files"
+  [ "$(jq -r '.values[] | select(.name == "a:b") | .file' "$T/c/index.json")" = "a_b~3.npy" ] || fail "a:b is a_b~3.npy"
+  run run "$EXAMPLE" --dump-values
+  expect_rc 2
+  expect_err "--dump-values takes a folder"
+}
+
 declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
 "case_$CASE"
 if [ "$failures" -ne 0 ]; then

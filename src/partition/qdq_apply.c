@@ -15,7 +15,9 @@
  * MatMul second to last, Gemm by transB). dtype FLOAT of 16 bits is a
  * float16 round trip (Cast, Cast); of 32 bits, nothing. Tensors the graph
  * already quantizes (a DequantizeLinear's output, a QuantizeLinear's input)
- * are left alone. */
+ * are left alone. A model whose opset is below what an encoding needs (13
+ * per channel; 21 for 4 or 16 bits and per block) is raised by carve's
+ * upgrade pass (carve_upgrade) first. */
 #include "partition.h"
 
 #include "../io/files.h"
@@ -99,7 +101,7 @@ static size_t block_count(int rank, const int64_t *dims, int axis, int64_t bs)
     return c;
 }
 
-static carve_status plan_one(carve_model *m, const cv_enc *e, plan *p)
+static carve_status plan_one(carve_model *m, const cv_enc *e, plan *p, bool check_opset)
 {
     memset(p, 0, sizeof *p);
     p->e = e;
@@ -150,11 +152,11 @@ static carve_status plan_one(carve_model *m, const cv_enc *e, plan *p)
             return err(m, e, "%s", f);
         }
     }
-    if (opset < need) {
+    if (check_opset && opset < need) {
         char f[200];
         snprintf(f, sizeof f,
-                 "needs QuantizeLinear/DequantizeLinear of opset %lld (%s), and the model imports opset %lld: "
-                 "upgrade the model's opset first",
+                 "needs QuantizeLinear/DequantizeLinear of opset %lld (%s), and the model imports opset %lld, "
+                 "which carve's upgrade could not raise",
                  (long long)need, e->kind == CV_ENC_BLOCK ? "per block" : e->bw != 8 && e->bw != 32 ? "4 or 16 bits" : "per channel",
                  (long long)opset);
         return err(m, e, "%s", f);
@@ -388,8 +390,27 @@ carve_status carve_apply_encodings(carve_model *m, const char *json, size_t len,
         cv_enc_list_free(&l);
         return nomem(m);
     }
-    for (uint32_t i = 0; i < l.n && !st; i++) /* the whole file first: m changes only if all of it fits */
-        st = plan_one(m, &l.v[i], &ps[i]);
+    /* the whole file first (opsets aside): m changes only if all of it fits */
+    int64_t need = 0;
+    for (uint32_t i = 0; i < l.n && !st; i++) {
+        const cv_enc *e = &l.v[i];
+        if (!(st = plan_one(m, e, &ps[i], false)) && (ps[i].a == A_PARAM || ps[i].a == A_ACT)) {
+            int64_t n = e->bw == 4 || e->bw == 16 || e->kind == CV_ENC_BLOCK ? 21 : e->kind == CV_ENC_CHANNEL ? 13 : 10;
+            need = n > need ? n : need;
+        }
+    }
+    /* 4 and 16 bits, per block (opset 21) and per channel (13) need newer
+     * Q/DQ: carve's upgrade pass raises the model's opset (all or nothing) */
+    if (!st && carve_model_opset(m, "") < need) {
+        carve_upgrade_stats us = {0};
+        if ((st = carve_upgrade(m, &us)) == CARVE_OK && us.refused[0])
+            st = cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
+                          "encodings: need QuantizeLinear/DequantizeLinear of opset %lld; the model imports opset %lld "
+                          "and carve's upgrade refused: %s",
+                          (long long)need, (long long)us.opset_before, us.refused);
+    }
+    for (uint32_t i = 0; i < l.n && !st; i++)
+        st = plan_one(m, &l.v[i], &ps[i], true);
     for (uint32_t i = 0; i < l.n && !st; i++) {
         switch (ps[i].a) {
         case A_SKIP: local.skipped++; break;
