@@ -41,11 +41,9 @@ oww_silero_vad|openwakeword-0.1.1/package/models/silero_vad.onnx||--input sr=$DA
 LIST
 }
 # Known failures, each with its cause (reported as XFAIL, never hidden):
-#  ocr_rec on htp: since lowering upgrades the model to opset 21, the
-#  int64_to_int32 legalization rewrites Squeeze's `axes` input to int32,
-#  which ONNX (and onnxruntime) take only as int64: the exported partition
-#  does not load (src/partition/legalize.c must leave such inputs int64).
-KNOWN=" ocr_rec:htp "
+#  none now (ocr_rec on htp was one: a constant read as Squeeze's axes and
+#  as data took its int32 copy everywhere; test_legalize_shared.c).
+KNOWN=" "
 pass=0 fail=0 xfail=0 parts=0 ran=0 unreached=0 checked=0
 while IFS='|' read -r name rel dims inputs tol; do
   [ -n "$name" ] || continue

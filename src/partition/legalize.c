@@ -72,6 +72,21 @@ static int cmp_pair(const void *a, const void *b)
 
 /* Rewrites reads in the first `n_nodes` nodes of the body (nodes added
  * after them, the edge casts, read the originals on purpose). */
+/* Does input k of node id stay an int64 constant? A constant that decides
+ * a shape (Reshape's shape, Resize's sizes, axes...) is a static parameter
+ * the backend reads at compile time, and ONNX requires it int64. Slice
+ * bounds and Range take int32 and are converted. */
+static bool keeps_int64(const carve_model *m, carve_node_id id, uint32_t k)
+{
+    const cv_op_def *def = cv_op_for_node(m, id);
+    /* op-list: data: Slice bounds and Range take int32 (a rule still to become a table flag) */
+    return def && k < 32 && ((def->shape_inputs >> k) & 1) && strcmp(m->nodes[id].op, "Slice") &&
+           strcmp(m->nodes[id].op, "Range");
+}
+
+/* Reads of r's values in the first n_nodes nodes of body read their int32
+ * copies, but for inputs that keep int64 (a constant read both as a shape
+ * parameter and as data gets a copy for the data only). */
 static bool vmap_apply(carve_model *m, carve_graph_id body, uint32_t n_nodes, vmap *r)
 {
     uint32_t k = r->from.n;
@@ -87,6 +102,8 @@ static bool vmap_apply(carve_model *m, carve_graph_id body, uint32_t n_nodes, vm
     for (uint32_t i = 0; i < n_nodes; i++) {
         cv_node *n = &m->nodes[g->nodes.v[i]];
         for (uint32_t j = 0; j < n->n_in; j++) {
+            if (keeps_int64(m, g->nodes.v[i], j))
+                continue;
             uint32_t key[2] = {n->in[j], 0};
             const uint32_t *hit = n->in[j] == CARVE_NONE ? NULL : bsearch(key, pairs, k, 2 * sizeof *pairs, cmp_pair);
             if (hit)
@@ -127,17 +144,12 @@ static carve_status int64_to_int32(cv_lower *lw, const carve_target *tg, carve_n
     for (uint32_t i = 0; i < n_body; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         bool slice = !strcmp(m->nodes[id].op, "Slice");
-        const cv_op_def *def = cv_op_for_node(m, id);
         for (uint32_t k = 0; k < m->nodes[id].n_in; k++) {
             carve_value_id v = m->nodes[id].in[k];
             if (v == CARVE_NONE || m->values[v].graph == body || m->values[v].type.dtype != CARVE_INT64 ||
                 !cv_value_is_const(m, v))
                 continue;
-            /* A constant that decides a shape (Reshape's shape, Resize's
-             * sizes, axes...) is a static parameter the backend reads at
-             * compile time, and ONNX requires it int64: it stays. Slice
-             * bounds and Range take int32 and are converted. */
-            if (def && k < 32 && ((def->shape_inputs >> k) & 1) && !slice && strcmp(m->nodes[id].op, "Range"))
+            if (keeps_int64(m, id, k))
                 continue;
             bool done = false;
             for (uint32_t q = 0; q < r.from.n && !done; q++)
