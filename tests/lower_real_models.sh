@@ -6,7 +6,8 @@
 # placement is seen. UPDATE=1 rewrites the goldens. The heavy models
 # (1x3x1024x1024 background removal, minutes per run here) run `carve check`
 # on htp and are lowered (not run) on the other targets, to keep CI short.
-# htp+gpu is one joint lowering for both targets in priority order.
+# htp+gpu is one joint lowering for both targets in priority order (the heavy
+# models are lowered for it too, not run).
 #
 #   tests/lower_real_models.sh CARVE_BINARY MODEL_CACHE [light|heavy]
 set -uo pipefail
@@ -64,7 +65,7 @@ while IFS='|' read -r name rel args; do
     # shellcheck disable=SC2086
     "$CARVE" check "$model" --target htp --random-inputs 7 $args >"$log.out" 2>"$log"
     rc=$?
-    for t in gpu lpai cpu; do
+    for t in gpu lpai cpu htp+gpu; do
       # shellcheck disable=SC2086
       "$CARVE" lower "$model" --target $t -o "$log.$t.onnx" $args 2>>"$log" >/dev/null || rc=$?
       rm -f "$log.$t.onnx"
