@@ -27,8 +27,8 @@ PKGS=(
   ca-certificates
   # tests/browser: the partition map in a real browser (headless)
   chromium
-  # tests/ort_partitions.sh: ONNX's own checker on exported partitions, jq
-  python3-onnx jq
+  # tests/ort_partitions.sh: ONNX's own checker on exported partitions (python3-onnx above), jq
+  jq
 )
 # node and npm are wanted as commands: any install that provides them will do
 # (a nodejs package from another source may bundle npm and conflict with

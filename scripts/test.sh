@@ -9,8 +9,8 @@
 # 3. build/                    optimized build, warnings as errors, every test
 #                              (heavy real models included)
 # 4. build-asan/               AddressSanitizer + UndefinedBehaviorSanitizer
-#    build-tsan/               ThreadSanitizer: the library and tests/test_threads.c
 #                              build, every test but the heavy ones
+#    build-tsan/               ThreadSanitizer: the library and tests/test_threads.c
 # 5. build-fuzz/               the libFuzzer targets, each for CARVE_FUZZ_SECONDS (60)
 #
 # Any failure stops the script with a non-zero status. Environment:
