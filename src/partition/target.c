@@ -176,8 +176,9 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
             return perr(p, "%s.const_inputs: expected a list of input indices", where);
         int i = 0;
         for (const cJSON *c = ci->child; c; c = c->next, i++) {
-            if (!cJSON_IsNumber(c) || c->valuedouble != (double)(int)c->valuedouble || c->valueint < 0 ||
-                c->valueint > 31)
+            /* range first: converting 1e83 to int is undefined (fuzz_target) */
+            if (!cJSON_IsNumber(c) || !(c->valuedouble >= 0 && c->valuedouble <= 31) ||
+                c->valuedouble != (double)(int)c->valuedouble)
                 return perr(p, "%s.const_inputs[%d]: expected an input index from 0 to 31", where, i);
             rule->const_inputs |= 1u << c->valueint;
         }

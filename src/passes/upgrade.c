@@ -644,7 +644,8 @@ static bool walk(up *u, const cv_ids *graphs)
         carve_node_id *ids = cv_malloc((cnt ? cnt : 1) * sizeof *ids);
         if (!ids)
             return nomem(u);
-        memcpy(ids, g->nodes.v, cnt * sizeof *ids);
+        if (cnt)
+            memcpy(ids, g->nodes.v, cnt * sizeof *ids); /* an empty graph's list may be NULL */
         for (uint32_t i = 0; i < cnt; i++) {
             u->changed = false;
             if (!upgrade_node(u, ids[i])) {
