@@ -148,7 +148,7 @@ int cmd_targets(int argc, char **argv)
                "page equal to that output. A profile of your own is a JSON file in the same form, given with "
                "`--target-file`; a bad profile gets an error naming the field.\n\n"
                "Profile fields: `schema_version` (1), `name`, `description`, `dtypes`, `int64` (`as_int32` or "
-               "`refuse`), `max_rank`, `static_shapes`, `data_dependent_shapes`, `refuses_constant_partitions`, "
+               "`refuse`), `max_rank` (a value of unknown rank cannot meet it and is refused), `static_shapes`, `data_dependent_shapes`, `refuses_constant_partitions`, "
                "`control_flow_whole` (an If/Loop/Scan goes to the target with its bodies when the target can take every node in them; with `int64: as_int32` no int64 value may be among them, since legalization does not reach nested bodies), `qdq_node_units` (DequantizeLinear -> op -> QuantizeLinear placed as one, Delegates carry `encodings`: docs/report.md), `keep_whole` (ops delegated whole, or decomposed when they end on CPU), "
                "`legalize` (`int64_to_int32`, `clamp_int64_slice_bounds`, `uint8_cast_via_int32`, "
                "`softmax_axis_via_transpose`, `requantize_fixed_16bit`), `simulator` "

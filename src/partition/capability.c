@@ -109,6 +109,13 @@ static cv_reason check_value(const carve_model *m, carve_value_id v, const char 
                  carve_dtype_name(ty->dtype), t->name);
         return CV_R_DTYPE;
     }
+    if (ty->rank < 0 && max_rank < CARVE_MAX_RANK) {
+        /* a rank limit cannot be met by a value whose rank nothing fixes
+         * (e.g. the output of an If whose branches differ in rank) */
+        snprintf(msg, msgsz, "%s %u '%s' has an unknown rank; %s takes rank at most %d", role, idx, x->name, t->name,
+                 max_rank);
+        return CV_R_RANK;
+    }
     if (ty->rank >= 0 && ty->rank > max_rank) {
         snprintf(msg, msgsz, "%s %u '%s' has rank %d, %s takes at most %d", role, idx, x->name, ty->rank, t->name,
                  max_rank);

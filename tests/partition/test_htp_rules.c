@@ -576,6 +576,38 @@ static void upgraded(void)
     }
 }
 
+/* A value whose rank nothing fixes (Reshape to a shape read at run time,
+ * of unknown length) cannot meet a rank limit: gpu (rank at most 4) refuses
+ * the Relu on it with "rank", naming the unknown rank; the Abs on the
+ * known-rank input stays delegated. Lowered only: the shape has no value. */
+static void unknown_rank(void)
+{
+    carve_model *m = lt_model(ctx, 21);
+    carve_value_id x = in4(m, "x", 2, 3, 4, 5);
+    carve_dim nd = {-1, "n"};
+    carve_value_id sh = carve_graph_add_input(m, 0, "s", CARVE_INT64, 1, &nd);
+    carve_value_id in[2] = {x, sh};
+    carve_value_id r = lt_op(m, "Reshape", "rs", 2, in, "r");
+    carve_graph_add_output(m, 0, lt_op(m, "Relu", "relu", 1, &r, "y"));
+    carve_graph_add_output(m, 0, lt_op(m, "Abs", "abs", 1, &x, "z"));
+    carve_target *gpu = NULL;
+    OT_CHECK(carve_target_builtin(ctx, "gpu", &gpu) == CARVE_OK, "gpu profile: %s", carve_errmsg(ctx));
+    carve_report *rep = NULL;
+    OT_CHECK(carve_lower(m, gpu, NULL, &rep) == CARVE_OK, "lowered for gpu: %s", carve_errmsg(ctx));
+    cJSON *r_js = rep ? cJSON_Parse(carve_report_json(rep)) : NULL;
+    char pb[16];
+    OT_CHECK(r_js && !strcmp(lt_reason(r_js, "relu"), "rank") && strstr(message(r_js, "relu"), "unknown rank") &&
+                 strstr(message(r_js, "relu"), "at most 4"),
+             "the Relu on an unknown rank: rank, 'unknown rank ... at most 4', got %s (%s)",
+             r_js ? lt_reason(r_js, "relu") : "-", r_js ? message(r_js, "relu") : "-");
+    OT_CHECK(r_js && strcmp(lt_place(r_js, "abs", pb), "cpu"), "the Abs on a known rank is delegated, got %s",
+             r_js ? lt_place(r_js, "abs", pb) : "-");
+    cJSON_Delete(r_js);
+    carve_report_free(rep);
+    carve_target_free(gpu);
+    carve_model_free(m);
+}
+
 /* A profile naming an unknown check, or a bad const_inputs: an error naming
  * the field. */
 static void bad_profiles(void)
@@ -611,6 +643,7 @@ int main(void)
     fixed_encodings();
     softmax_axis();
     upgraded();
+    unknown_rank();
     bad_profiles();
     carve_ctx_free(ctx);
     return ot_finish();
