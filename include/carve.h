@@ -608,7 +608,25 @@ typedef struct carve_lower_opts {
      * of refusing them ("unsupported_opset: node ..."). Only domains that
      * nodes use are checked. */
     bool allow_newer_opset;
+    /* Debugging: after each stage named here (carve_lower_stage_name; "all"
+     * names every stage), the model's text dump (carve_model_dump; in the
+     * rounds' stages followed by where each node stands) is written to
+     * dump_dir/NN-STAGE.txt: NN the stage's place in the pipeline (01..),
+     * ".rN" before ".txt" for the stages run once per round (round N), and
+     * ".cK" for the K-th lowering when a backend's refusals start it again
+     * (K > 1). dump_dir must be a folder carve can write in; each file is
+     * written whole or not at all (carve_write_file). An unknown name, or
+     * names without dump_dir, is CARVE_ERR_ARG before anything is done;
+     * the message names the stage and lists the valid ones. */
+    const char *const *dump_after;
+    size_t n_dump_after;
+    const char *dump_dir;
 } carve_lower_opts;
+
+/* The name of lowering stage i in pipeline order ("check", "skip", ...,
+ * "report"), NULL past the last: the names carve_lower_opts.dump_after
+ * takes (docs/ARCHITECTURE.md, "Lowering stages"). */
+const char *carve_lower_stage_name(size_t i);
 
 /* What lowering did: where each node of the input model went and why. */
 typedef struct carve_report carve_report;

@@ -113,6 +113,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         return carve_errcode(m->ctx);
     m->graphs[body].owner = dn;
     lp->delegate = dn;
+    lp->body = body;
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
@@ -180,9 +181,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     if (b && ((st = carve_node_set_attr_string(m, dn, "backend", b->name)) ||
               (st = carve_node_set_attr_string(m, dn, "backend_version", b->version ? b->version : ""))))
         return st;
-    if ((st = cv_legalize_body(lw, t, dn, body)))
-        return st;
-    return cv_delegate_encodings(lw, lp, body);
+    return CARVE_OK;
 }
 
 carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)

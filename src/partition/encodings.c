@@ -208,9 +208,8 @@ static const char *requant_as(const carve_model *m, carve_node_id dq, carve_node
 
 static carve_status nomem(carve_model *m) { return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory writing encodings"); }
 
-carve_status cv_delegate_encodings(cv_lower *lw, cv_lpart *lp, carve_graph_id body)
+carve_status cv_delegate_encodings(carve_model *m, cv_lpart *lp, carve_graph_id body)
 {
-    carve_model *m = lw->m;
     const cv_graph *bg = &m->graphs[body];
     cJSON *root = NULL;
     carve_status st = CARVE_OK;

@@ -199,7 +199,7 @@ bool cv_value_is_const(const carve_model *m, carve_value_id v);
 /* The tensor of a constant value (initializer or Constant node), else NULL. */
 const cv_tensor *cv_const_tensor(const carve_model *m, carve_value_id v);
 
-/* ================================================================ lower.c */
+/* ================================================================ lower.c: the driver */
 
 /* Where a node stands during and after lowering (by node id). */
 typedef struct cv_lnode {
@@ -227,6 +227,7 @@ typedef struct cv_lpart {
     carve_graph_id graph;
     uint32_t index;
     carve_node_id delegate;
+    carve_graph_id body;           /* the Delegate's body graph */
     cv_ids nodes, inputs, outputs; /* nodes in order; boundary values (outer ids) */
     cv_ids encoded;                /* body values its `encodings` attribute describes */
     uint32_t target;               /* index in cv_lower.ts */
@@ -268,7 +269,89 @@ typedef struct cv_lower {
     double ms_fold;
     cv_recomp_cfg recomp;   /* what recomposition made, during folding */
     struct cv_report_io *io; /* the input nodes' graphs, values and levels (report.c) */
+    uint32_t dump_mask;      /* bit per cv_stage: dump the model after it (stage_dump.c) */
 } cv_lower;
+
+/* A monotonic clock in milliseconds (the report's time_ms). */
+double cv_now_ms(void);
+/* Grows lw->ln and lw->tr to the model's node count (new nodes: on CPU,
+ * their own origin); false on NOMEM. */
+bool cv_lower_grow(cv_lower *lw);
+
+/* ================================================================ stage_dump.c */
+
+/* The stages of carve_lower, in the order the driver runs them
+ * (docs/ARCHITECTURE.md, "Lowering stages"). infer, partition and
+ * decompose run once per round of the fixed point. */
+#define CV_STAGES(X)                                                                                                  \
+    X(CHECK, "check")                                                                                                 \
+    X(SKIP, "skip")                                                                                                   \
+    X(UPGRADE, "upgrade")                                                                                             \
+    X(FOLD, "fold")                                                                                                   \
+    X(INFER, "infer")                                                                                                 \
+    X(PARTITION, "partition")                                                                                         \
+    X(DECOMPOSE, "decompose")                                                                                         \
+    X(DELEGATES, "delegates")                                                                                         \
+    X(LEGALIZE, "legalize")                                                                                           \
+    X(ENCODINGS, "encodings")                                                                                         \
+    X(VERIFY, "verify")                                                                                               \
+    X(COMPILE, "compile")                                                                                             \
+    X(REPORT, "report")
+#define CV_STAGE_ENUM(id, name) CV_STAGE_##id,
+typedef enum { CV_STAGES(CV_STAGE_ENUM) CV_STAGE_COUNT } cv_stage;
+#undef CV_STAGE_ENUM
+
+/* The stages opts asks dumps after (bits by cv_stage) in *mask, after
+ * checking the names and that opts->dump_dir is a folder carve can write
+ * in; errors name the option and list the stages. */
+carve_status cv_dump_plan(carve_ctx *ctx, const carve_lower_opts *opts, uint32_t *mask);
+/* Writes the model's text dump to dump_dir/NN-STAGE[.rROUND][.cCOMPILE].txt
+ * when lw->dump_mask asks for stage s (round: the fixed point's round for
+ * the stages inside it, else 0). */
+carve_status cv_dump_after(cv_lower *lw, cv_stage s, uint32_t round);
+
+/* ================================================================ stage_*.c: the stages */
+
+/* check: the CPU profile is one, every kept-whole op of the targets can end
+ * on CPU, the model's opsets are known (unless opts allow newer). */
+carve_status cv_stage_check(carve_model *m, const carve_target *const *ts, uint32_t n_t, const carve_target *cpu,
+                            const carve_lower_opts *opts);
+/* skip: the skip lists' marks (cpu_nodes, cpu_ops, skip_on) on the nodes. */
+carve_status cv_stage_skip(cv_lower *lw);
+/* upgrade: the opset upgrade (src/passes/upgrade.c); nodes it makes share
+ * their node's origin and marks. */
+carve_status cv_stage_upgrade(cv_lower *lw);
+/* fold: constant folding and recomposition (src/passes/fold.c,
+ * recompose.c); lw->fates says what became of each node. */
+carve_status cv_stage_fold(cv_lower *lw);
+/* partition (one round): in every graph each node's verdicts
+ * (stage_capability.c), QDQ node units, partitions in priority order and
+ * the target rules, to the point where every partition stands. */
+carve_status cv_stage_partition(cv_lower *lw);
+/* decompose (one round): ops on CPU that the CPU profile lacks become their
+ * pieces; *changed when any did. */
+carve_status cv_stage_decompose(cv_lower *lw, bool *changed);
+/* delegates: each partition becomes a Delegate node (delegate.c); nodes of
+ * bodies taken whole follow their control-flow node. */
+carve_status cv_stage_delegates(cv_lower *lw);
+/* legalize: each Delegate body gets its target's legalizations (legalize.c). */
+carve_status cv_stage_legalize(cv_lower *lw);
+/* encodings: each Delegate gets its `encodings` attribute (encodings.c). */
+carve_status cv_stage_encodings(carve_model *m, cv_lpart *parts, uint32_t n_parts);
+/* verify: the IR version the lowered model needs, then carve_model_verify
+ * (a failure is a carve bug and says so). */
+carve_status cv_stage_verify(carve_model *m);
+
+/* ================================================================ stage_capability.c */
+
+/* Target ti's verdict on node id: skip lists, an earlier compile refusal,
+ * the profile (capability.c, control flow taken whole), the backend. *msg:
+ * the reason's message (model arena). inner: id's QDQ-unit inner values
+ * (NULL: none). */
+cv_reason cv_verdict(cv_lower *lw, uint32_t ti, carve_node_id id, const cv_unit_inner_mask *inner, const char **msg);
+/* Is graph g the body of a control-flow node a target takes whole (or
+ * inside one)? Such bodies are not partitioned or decomposed on their own. */
+bool cv_taken_whole(const cv_lower *lw, carve_graph_id g);
 
 /* ================================================================ backend_rule.c */
 
@@ -297,7 +380,7 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g);
  * nodes in its body: every quantized value's dtype, scale, zero point, axis
  * and block size, and how each requantization runs; lists them in
  * lp->encoded. No attribute when the body has no QDQ node. */
-carve_status cv_delegate_encodings(cv_lower *lw, cv_lpart *lp, carve_graph_id body);
+carve_status cv_delegate_encodings(carve_model *m, cv_lpart *lp, carve_graph_id body);
 
 /* ================================================================ aimet.c */
 
