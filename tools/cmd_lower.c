@@ -8,6 +8,59 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static void free_list(char **l, size_t n)
+{
+    for (size_t i = 0; l && i < n; i++)
+        free(l[i]);
+    free(l);
+}
+
+/* "check, skip, ..., report": the stages --dump-after takes; for --help
+ * (indent > 0) wrapped at 80 columns, lines after the first indented. */
+static const char *stage_list(int indent)
+{
+    static char buf[512];
+    size_t n = 0;
+    int col = indent;
+    for (size_t i = 0; carve_lower_stage_name(i) && n < sizeof buf; i++) {
+        const char *s = carve_lower_stage_name(i);
+        int len = (int)strlen(s);
+        bool wrap = indent && col + len + 2 > 80;
+        int k = snprintf(buf + n, sizeof buf - n, "%s%s%*s%s", i ? "," : "", wrap ? "\n" : i ? " " : "",
+                         wrap ? indent : 0, "", s);
+        n += k > 0 ? (size_t)k : 0;
+        col = (wrap ? indent : col) + len + 2;
+    }
+    return buf;
+}
+
+static bool is_stage(const char *name)
+{
+    for (size_t i = 0; carve_lower_stage_name(i); i++)
+        if (!strcmp(name, carve_lower_stage_name(i)))
+            return true;
+    return !strcmp(name, "all");
+}
+
+/* --dump-dir DIR: a folder carve can write in, made when it is missing. */
+static bool dump_dir_ready(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0 && (errno != ENOENT || mkdir(dir, 0777) != 0 || stat(dir, &st) != 0)) {
+        fprintf(stderr, "carve lower: --dump-dir %s: %s\n", dir, strerror(errno));
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "carve lower: --dump-dir %s: not a folder\n", dir);
+        return false;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "carve lower: --dump-dir %s: cannot write in it: %s\n", dir, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: carve lower MODEL (--target T[+T...] | --target-file FILE...) -o OUT.onnx\n"
@@ -29,12 +82,18 @@ static void usage(FILE *f)
                "  --external-data NAME     write tensors of 1 KiB and more to NAME beside the output\n"
                "  --threads N              threads of backends (default 1; one setting for the whole\n"
                "                           process, carve_set_threads); folding uses one\n"
+               "  --dump-after STAGE,...   for debugging: the model's text dump after each named\n"
+               "                           stage, to DIR/NN-STAGE.txt (NN: the stage's place;\n"
+               "                           .rN: round N of the fixed point; docs/ARCHITECTURE.md,\n"
+               "                           Lowering stages), STAGE one of, in order:\n"
+               "                           %s; or all\n"
+               "  --dump-dir DIR           where --dump-after writes (made if missing)\n"
                "%s\n"
                "Outputs are written together (docs/files.md): each to a temporary file that is\n"
                "renamed into place once all are written, so a failure replaces none of them.\n"
                "An output that is an input, another output, or an existing non-regular file\n"
                "(a device, FIFO, directory) is refused. A short summary goes to stderr.\n",
-            cli_lower_help);
+            stage_list(27), cli_lower_help);
 }
 
 int cmd_lower(int argc, char **argv)
@@ -42,6 +101,9 @@ int cmd_lower(int argc, char **argv)
     cli_lower cl = {0};
     cli_inputs ci = {0};
     const char *path = NULL, *out = NULL, *report = NULL, *export_dir = NULL, *ext = NULL, *html = NULL;
+    const char *dump_dir = NULL;
+    char **dump_after = NULL;
+    size_t n_dump_after = 0;
     int rc = EXIT_OK;
     carve_export_opts xo = {false, CARVE_AIMET_1_0_0};
     for (int i = 1; i < argc; i++) {
@@ -81,6 +143,25 @@ int cmd_lower(int argc, char **argv)
             xo.encodings_version = strcmp(v, "0.6.1") ? CARVE_AIMET_1_0_0 : CARVE_AIMET_0_6_1;
         } else if (!strcmp(a, "--external-data") && has_val)
             ext = argv[++i];
+        else if (!strcmp(a, "--dump-after") && has_val) {
+            free_list(dump_after, n_dump_after);
+            if (!(dump_after = cli_split_list(argv[++i], &n_dump_after))) {
+                fprintf(stderr, "carve lower: out of memory\n");
+                rc = EXIT_MODEL;
+                goto done;
+            }
+            for (size_t k = 0; k < n_dump_after; k++)
+                if (!is_stage(dump_after[k])) {
+                    rc = cli_usage_error("lower", "--dump-after: lowering has no stage named '%s' (stages: %s; or all)",
+                                         dump_after[k], stage_list(0));
+                    goto done;
+                }
+            if (!n_dump_after) {
+                rc = cli_usage_error("lower", "--dump-after names no stage (stages: %s; or all)", stage_list(0));
+                goto done;
+            }
+        } else if (!strcmp(a, "--dump-dir") && has_val)
+            dump_dir = argv[++i];
         else if (a[0] == '-' && a[1]) {
             rc = cli_usage_error("lower", has_val ? "unknown option '%s'" : "unknown option or missing value: '%s'", a);
             goto done;
@@ -92,6 +173,11 @@ int cmd_lower(int argc, char **argv)
     }
     if ((xo.strip_qdq || xo.encodings_version != CARVE_AIMET_1_0_0) && !export_dir) {
         rc = cli_usage_error("lower", "--strip-qdq and --encodings-version shape --export-partitions DIR, which is missing");
+        goto done;
+    }
+    if (!dump_after != !dump_dir) {
+        rc = cli_usage_error("lower", dump_after ? "--dump-after needs --dump-dir DIR (where the dumps go)"
+                                                 : "--dump-dir is given without --dump-after STAGE[,STAGE]");
         goto done;
     }
     if (!path || !out) {
@@ -113,6 +199,11 @@ int cmd_lower(int argc, char **argv)
     rc = EXIT_MODEL;
     if (!cli_lower_setup(&cl, ctx, "lower") || !(m = cli_load(ctx, path)) || !cli_fix_dims(ctx, m, &ci, "lower"))
         goto free_all;
+    if (dump_dir && !dump_dir_ready(dump_dir))
+        goto free_all;
+    cl.opts.dump_after = (const char *const *)dump_after;
+    cl.opts.n_dump_after = n_dump_after;
+    cl.opts.dump_dir = dump_dir;
     if (carve_lower_targets(m, (const carve_target *const *)cl.targets, cl.n_targets, &cl.opts, &rep) != CARVE_OK) {
         fprintf(stderr, "carve lower: %s\n", cli_errmsg(ctx));
         goto free_all;
@@ -185,6 +276,7 @@ free_all:
     carve_model_free(m);
     carve_ctx_free(ctx);
 done:
+    free_list(dump_after, n_dump_after);
     cli_lower_free(&cl);
     cli_inputs_free(&ci);
     return rc;
