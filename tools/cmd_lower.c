@@ -263,6 +263,9 @@ int cmd_lower(int argc, char **argv)
     if (export_dir)
         fprintf(stderr, "wrote %zu partition model%s to %s/\n", n_parts, n_parts == 1 ? "" : "s", export_dir);
     fputs(carve_report_summary(rep), stderr);
+    /* the library says a dim is symbolic; the flag that fixes it is ours */
+    if (strstr(carve_report_summary(rep), " dynamic_shape"))
+        fputs("hint: --dim NAME=N gives a symbolic dim a value\n", stderr);
     fprintf(stderr, "lowered model: %s\n", strcmp(out, "-") ? out : "standard output");
     if (report)
         fprintf(stderr, "report: %s\n", strcmp(report, "-") ? report : "standard output");

@@ -130,8 +130,8 @@ static cv_reason check_value(const carve_model *m, carve_value_id v, const char 
         for (int d = 0; d < ty->rank; d++)
             if (ty->dims[d].value < 0) {
                 if (ty->dims[d].param)
-                    snprintf(msg, msgsz, "%s %u '%s' dim %d is symbolic (%s); fix it with --dim %s=N", role, idx,
-                             x->name, d, ty->dims[d].param, ty->dims[d].param);
+                    snprintf(msg, msgsz, "%s %u '%s' dim %d is symbolic (%s); %s needs static shapes: give %s a value",
+                             role, idx, x->name, d, ty->dims[d].param, t->name, ty->dims[d].param);
                 else
                     snprintf(msg, msgsz, "%s %u '%s' dim %d is unknown; %s needs static shapes", role, idx, x->name,
                              d, t->name);

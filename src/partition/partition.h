@@ -152,7 +152,7 @@ uint32_t cv_partition_priority(const cv_dag *d, const uint32_t *const *unit_of, 
 typedef enum cv_reason {
     CV_R_NONE = 0,           /* supported (delegated if its partition is) */
     CV_R_CONSTANT,           /* a Constant node: a value, referenced from the outer scope */
-    CV_R_SKIPPED_BY_USER,    /* --cpu-nodes / --cpu-ops */
+    CV_R_SKIPPED_BY_USER,    /* cpu_nodes / cpu_ops */
     CV_R_CUSTOM_DOMAIN,      /* an op of a non-ONNX domain that carve can run */
     CV_R_UNSUPPORTED_OP,
     CV_R_OPSET,              /* the target has the op, not at this opset */
@@ -167,7 +167,7 @@ typedef enum cv_reason {
     CV_R_DEQUANTIZED,        /* a piece of an op that reads a dequantized value */
     CV_R_NODE_UNIT,          /* another node of its QDQ node unit goes to CPU */
     CV_R_NO_RUNTIME_INPUT,   /* its partition reads no runtime value */
-    CV_R_SMALL_PARTITION,    /* --min-partition-nodes */
+    CV_R_SMALL_PARTITION,    /* min_partition_nodes */
     CV_R_BACKEND_REFUSED,    /* the backend refused it (supports_node with a code carve does not know, or compile) */
     CV_R_NOT_CONSTANT,       /* an input the target compiles in is computed at run time */
     CV_R_INPUT_COUNT,        /* more inputs than the target takes */
@@ -210,7 +210,7 @@ typedef struct cv_lnode {
     cv_reason sticky;       /* skip list / dequantized: holds across rounds */
     bool decomposed;
     uint8_t target;         /* with part: the index of its target in cv_lower.ts */
-    uint8_t skip_on;        /* bit per target index: --skip-on names it for that target */
+    uint8_t skip_on;        /* bit per target index: skip_on names it for that target */
     carve_node_id delegate; /* the Delegate node holding it, after lowering */
 } cv_lnode;
 

@@ -84,7 +84,7 @@ cv_reason cv_verdict(cv_lower *lw, uint32_t ti, carve_node_id id, const cv_unit_
         return l->sticky;
     }
     if (l->skip_on & (1u << ti)) {
-        *out = cv_arena_printf(&m->arena, "named in --skip-on %s", t->name);
+        *out = cv_arena_printf(&m->arena, "named in the list of nodes kept off %s", t->name);
         return CV_R_SKIPPED_BY_USER;
     }
     const char *refused = cv_backend_refused(lw, ti, id);

@@ -62,7 +62,7 @@ carve_status cv_stage_fold(cv_lower *lw)
         for (size_t k = 0; k < lw->o->n_cpu_ops; k++)
             if (!strcmp(m->nodes[id].op, lw->o->cpu_ops[k])) {
                 lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
-                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in --cpu-ops", lw->o->cpu_ops[k]);
+                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in the list of ops kept on CPU", lw->o->cpu_ops[k]);
             }
     }
     lw->ms_fold = cv_now_ms() - t0;

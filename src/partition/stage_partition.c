@@ -271,7 +271,7 @@ static bool target_rules(cv_lower *lw, pgraph *pg)
         } else if (o && o->min_partition_nodes > 1 && pg->psize[p] < o->min_partition_nodes) {
             pg->take[(size_t)ti * pg->n + i] = 0;
             l->reason = CV_R_SMALL_PARTITION;
-            l->msg = cv_arena_printf(&m->arena, "its partition would have %u node%s, fewer than --min-partition-nodes %u",
+            l->msg = cv_arena_printf(&m->arena, "its partition would have %u node%s, fewer than the minimum of %u asked for",
                                      pg->psize[p], pg->psize[p] == 1 ? "" : "s", o->min_partition_nodes);
             refused = true;
         }

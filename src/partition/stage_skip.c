@@ -19,7 +19,7 @@ carve_status cv_stage_skip(cv_lower *lw)
                             "cpu_nodes: the model has no node named '%s'",
                             o->cpu_nodes[i]);
         lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
-        lw->ln[id].msg = cv_arena_strdup(&m->arena, "named in --cpu-nodes");
+        lw->ln[id].msg = cv_arena_strdup(&m->arena, "named in the list of nodes kept on CPU");
     }
     for (size_t i = 0; i < o->n_skip_on; i++) {
         const carve_skip_on *k = &o->skip_on[i];
@@ -48,7 +48,7 @@ carve_status cv_stage_skip(cv_lower *lw)
         for (uint32_t id = 0; id < lw->n_orig; id++)
             if (!strcmp(m->nodes[id].op, o->cpu_ops[i])) {
                 lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
-                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in --cpu-ops", o->cpu_ops[i]);
+                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in the list of ops kept on CPU", o->cpu_ops[i]);
             }
     return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
 }

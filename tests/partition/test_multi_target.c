@@ -113,7 +113,7 @@ static void first_target_that_takes(void)
              "--skip-on gpu:ln: its pieces on CPU, Relu and Tanh on gpu (%u gpu Delegates)",
              delegates_on(m, "gpu", "Relu", &dummy));
     json = rep ? carve_report_json(rep) : "";
-    OT_CHECK(strstr(json, "{\"target\":\"gpu\",\"code\":\"skipped_by_user\",\"message\":\"named in --skip-on gpu\"}") !=
+    OT_CHECK(strstr(json, "{\"target\":\"gpu\",\"code\":\"skipped_by_user\",\"message\":\"named in the list of nodes kept off gpu\"}") !=
                  NULL,
              "the report gives gpu's reason for the skipped node");
     carve_report_free(rep);
