@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* x[2,3] -> ops in turn; binary ops take w (an initializer of the main
  * graph, 2x3); node i is named "n<i>_<op>". */
@@ -250,6 +251,35 @@ TEST(compile_refusal_of_a_whole_partition_reaches_a_fixed_point)
     carve_tensor_free(y);
     carve_tensor_free(want);
     carve_report_free(rep);
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+}
+
+/* The same three lowerings with --dump-after: each lowering after the first
+ * marks its dumps .c2, .c3; the compile dump is written by the lowering
+ * whose compile succeeds only. */
+TEST(dump_after_names_each_compile_round)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    REQUIRE_OK(ctx, carve_backend_load(ctx, DEMO_PLUGIN, NULL));
+    carve_model *m = chain(ctx, (const char *[]){"Relu", "Neg", "Sub", "Mul"}, 4);
+    carve_target *t = NULL;
+    REQUIRE(m);
+    REQUIRE_OK(ctx, carve_target_builtin(ctx, "demo", &t));
+    const char *dir = t_path(t_tmpdir(), "dumps");
+    REQUIRE(mkdir(dir, 0777) == 0);
+    const char *stages[] = {"delegates", "compile"};
+    carve_lower_opts o = {.dump_after = stages, .n_dump_after = 2, .dump_dir = dir};
+    REQUIRE_OK(ctx, carve_lower(m, t, &o, NULL));
+    const char *names[] = {"08-delegates.txt", "08-delegates.c2.txt", "08-delegates.c3.txt", "12-compile.c3.txt"};
+    for (int i = 0; i < 4; i++) {
+        size_t n = 0;
+        char *text = t_read_file(t_path(dir, names[i]), &n);
+        CHECK(text && n > 17 && !strncmp(text, "model ir_version=", 17));
+        free(text);
+    }
+    CHECK_INT(t_dir_count(dir), 4);
+    carve_target_free(t);
     carve_model_free(m);
     carve_ctx_free(ctx);
 }
