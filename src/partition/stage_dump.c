@@ -32,6 +32,8 @@ carve_status cv_dump_plan(carve_ctx *ctx, const carve_lower_opts *opts, uint32_t
         return CARVE_OK;
     char all[256];
     list_stages(all, sizeof all);
+    if (opts->n_dump_after && !opts->dump_after)
+        return cv_error(ctx, CARVE_ERR_ARG, "dump_after is NULL but n_dump_after is %zu", opts->n_dump_after);
     for (size_t i = 0; i < opts->n_dump_after; i++) {
         const char *name = opts->dump_after[i];
         int s = 0;

@@ -191,6 +191,8 @@ static void bad_requests(void)
     bad_request("no folder", &o, CARVE_ERR_ARG, (const char *[]){"no dump_dir", NULL});
     o = (carve_lower_opts){.dump_dir = dir};
     bad_request("no stage", &o, CARVE_ERR_ARG, (const char *[]){"names no stage", NULL});
+    o = (carve_lower_opts){.n_dump_after = 1, .dump_dir = dir};
+    bad_request("a count without names", &o, CARVE_ERR_ARG, (const char *[]){"dump_after is NULL", NULL});
     char file[600];
     snprintf(file, sizeof file, "%s/plain", dir);
     FILE *f = fopen(file, "w");
