@@ -97,8 +97,8 @@ carve_status cv_dump_after(cv_lower *lw, cv_stage s, uint32_t round)
         snprintf(rtag, sizeof rtag, ".r%u", round);
     if (lw->compile_rounds > 1)
         snprintf(ctag, sizeof ctag, ".c%u", lw->compile_rounds);
-    const char *path = cv_arena_printf(&m->arena, "%s/%02d-%s%s%s.txt", lw->o->dump_dir, (int)s + 1, stage_names[s],
-                                       rtag, ctag);
+    const char *path =
+        cv_arena_printf(&m->arena, "%s/%02d-%s%s%s.txt", lw->o->dump_dir, (int)s + 1, stage_names[s], rtag, ctag);
     char *text = carve_model_dump(m);
     cv_buf b = {0};
     if (text)

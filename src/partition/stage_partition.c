@@ -19,16 +19,16 @@
 typedef struct pgraph {
     carve_graph_id g;
     uint32_t n, nt;
-    uint32_t *pos;                /* by node id: its position (model scratch) */
-    uint32_t *unit_of, n_units;   /* by position: its QDQ unit (NULL: no target places units) */
-    cv_unit_inner_mask *inner;    /* by position: inner values of its unit */
-    uint8_t *take;                /* [ti * n + i]: target ti takes node i */
-    uint32_t *pred_start;         /* the edges (cv_dag) */
+    uint32_t *pos;              /* by node id: its position (model scratch) */
+    uint32_t *unit_of, n_units; /* by position: its QDQ unit (NULL: no target places units) */
+    cv_unit_inner_mask *inner;  /* by position: inner values of its unit */
+    uint8_t *take;              /* [ti * n + i]: target ti takes node i */
+    uint32_t *pred_start;       /* the edges (cv_dag) */
     cv_ids preds;
-    uint8_t *rr;                  /* reads a runtime value, or makes one (random) */
-    uint32_t *part, *tgt, count;  /* this try's partitions and their targets */
-    uint32_t *psize;              /* by partition: its node count */
-    uint8_t *prun;                /* by partition: reads a runtime value */
+    uint8_t *rr;                 /* reads a runtime value, or makes one (random) */
+    uint32_t *part, *tgt, count; /* this try's partitions and their targets */
+    uint32_t *psize;             /* by partition: its node count */
+    uint8_t *prun;               /* by partition: reads a runtime value */
 } pgraph;
 
 static carve_status nomem(const cv_lower *lw)
@@ -38,10 +38,7 @@ static carve_status nomem(const cv_lower *lw)
 
 /* Is v a runtime value as seen from graph g: a graph input, a node output
  * (not a Constant) or an outer value that is not constant. */
-static bool is_runtime(const carve_model *m, carve_value_id v)
-{
-    return !cv_value_is_const(m, v);
-}
+static bool is_runtime(const carve_model *m, carve_value_id v) { return !cv_value_is_const(m, v); }
 
 static bool node_is_impure_source(const carve_model *m, carve_node_id id)
 {
@@ -271,8 +268,9 @@ static bool target_rules(cv_lower *lw, pgraph *pg)
         } else if (o && o->min_partition_nodes > 1 && pg->psize[p] < o->min_partition_nodes) {
             pg->take[(size_t)ti * pg->n + i] = 0;
             l->reason = CV_R_SMALL_PARTITION;
-            l->msg = cv_arena_printf(&m->arena, "its partition would have %u node%s, fewer than the minimum of %u asked for",
-                                     pg->psize[p], pg->psize[p] == 1 ? "" : "s", o->min_partition_nodes);
+            l->msg =
+                cv_arena_printf(&m->arena, "its partition would have %u node%s, fewer than the minimum of %u asked for",
+                                pg->psize[p], pg->psize[p] == 1 ? "" : "s", o->min_partition_nodes);
             refused = true;
         }
     }
