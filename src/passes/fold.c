@@ -15,9 +15,9 @@
  * weight and its encoding stay for the target), and control flow as a whole.
  *
  * The rewrites that are folding in disguise live in fold_qdq.c, fuse.c and
- * dce.c; cv_fold_run() spells the pipeline out. */
+ * dce.c; cv_fold_run() spells the pipeline out. The helpers all of them use
+ * are in fold_util.c. */
 #include "passes.h"
-#include "../ops/blas.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,248 +32,6 @@ static const char *const guard_names[CARVE_GUARD_COUNT] = {
 const char *carve_fold_guard_name(carve_fold_guard g)
 {
     return (unsigned)g < CARVE_GUARD_COUNT ? guard_names[g] : "unknown";
-}
-
-/* ---------------------------------------------------------------- shared helpers */
-
-bool cv_fold_grow(cv_fold *f)
-{
-    uint32_t n = f->m->n_nodes;
-    if (n <= f->cap)
-        return true;
-    /* the first size fits the model with room for a few new nodes: every
-     * entry up to cap is written, and fresh pages are not free */
-    uint32_t cap = f->cap ? f->cap : n + n / 8 + 64;
-    while (cap < n)
-        cap *= 2;
-    cv_fold_node *p = cv_realloc(f->nodes, (size_t)cap * sizeof *p);
-    if (!p)
-        return false;
-    for (uint32_t i = f->cap; i < cap; i++)
-        p[i] = (cv_fold_node){.why = NULL, .fate = CV_FATE_KEPT, .into = CARVE_NONE, .from = CARVE_NONE, .guard = -1};
-    f->nodes = p;
-    f->cap = cap;
-    return true;
-}
-
-static bool graphs_rec(const carve_model *m, carve_graph_id g, cv_ids *out, int depth)
-{
-    if (depth > 64 || !cv_ids_push(out, g))
-        return false;
-    const cv_graph *gr = &m->graphs[g];
-    for (uint32_t i = 0; i < gr->nodes.n; i++) {
-        const cv_node *n = &m->nodes[gr->nodes.v[i]];
-        for (uint32_t j = 0; j < n->n_attr; j++) {
-            const cv_attr *a = &n->attr[j];
-            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
-            for (uint32_t k = 0; k < cnt; k++)
-                if (!graphs_rec(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], out, depth + 1))
-                    return false;
-        }
-    }
-    return true;
-}
-
-bool cv_fold_graphs(const carve_model *m, cv_ids *out)
-{
-    out->n = 0;
-    if (m->n_graphs == 1) /* no subgraph anywhere: no need to look at every node */
-        return cv_ids_push(out, 0);
-    return graphs_rec(m, 0, out, 0);
-}
-
-carve_status cv_fold_count_uses(cv_fold *f)
-{
-    carve_model *m = f->m;
-    if (!f->uses || f->n_uses < m->n_values) {
-        uint32_t *u = cv_realloc(f->uses, ((size_t)m->n_values + 1) * sizeof *u);
-        if (u)
-            f->uses = u;
-        uint8_t *o = cv_realloc(f->is_out, (size_t)m->n_values + 1);
-        if (o)
-            f->is_out = o;
-        if (!u || !o)
-            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-        f->n_uses = m->n_values;
-    }
-    memset(f->uses, 0, (size_t)f->n_uses * sizeof *f->uses);
-    memset(f->is_out, 0, f->n_uses);
-    cv_ids gs = {0};
-    if (!cv_fold_graphs(m, &gs)) {
-        cv_ids_free(&gs);
-        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-    }
-    for (uint32_t k = 0; k < gs.n; k++) {
-        const cv_graph *gr = &m->graphs[gs.v[k]];
-        for (uint32_t i = 0; i < gr->nodes.n; i++) {
-            const cv_node *n = &m->nodes[gr->nodes.v[i]];
-            for (uint32_t j = 0; j < n->n_in; j++)
-                if (n->in[j] != CARVE_NONE)
-                    f->uses[n->in[j]]++;
-        }
-        for (uint32_t i = 0; i < gr->outputs.n; i++) {
-            f->uses[gr->outputs.v[i]]++;
-            f->is_out[gr->outputs.v[i]] = 1;
-        }
-    }
-    cv_ids_free(&gs);
-    return CARVE_OK;
-}
-
-/* Bytes a Constant node holds (as carve_fold_stats counts them). */
-static uint64_t constant_bytes(const carve_model *m, carve_node_id id)
-{
-    const cv_node *n = &m->nodes[id];
-    for (uint32_t j = 0; j < n->n_attr; j++) {
-        const cv_attr *a = &n->attr[j];
-        switch (a->kind) {
-        case CARVE_ATTR_TENSOR: return a->u.t->dtype == CARVE_STRING ? 0 : a->u.t->nbytes;
-        case CARVE_ATTR_FLOAT: return 4;
-        case CARVE_ATTR_INT: return 8;
-        case CARVE_ATTR_FLOATS: return 4 * (uint64_t)a->n;
-        case CARVE_ATTR_INTS: return 8 * (uint64_t)a->n;
-        default: break;
-        }
-    }
-    return 0;
-}
-
-static uint64_t tensor_bytes(const cv_tensor *t) { return t->dtype == CARVE_STRING ? 0 : t->nbytes; }
-
-/* Every node of graph g and its subgraphs leaves, REMOVED with `why`; the
- * graphs' initializers go with them. */
-static void drop_graph(cv_fold *f, carve_graph_id g, carve_node_id into, const char *why)
-{
-    carve_model *m = f->m;
-    cv_graph *gr = &m->graphs[g];
-    for (uint32_t i = 0; i < gr->inits.n; i++)
-        if (!m->values[gr->inits.v[i]].is_input)
-            f->st.bytes_removed += tensor_bytes(m->values[gr->inits.v[i]].init);
-    gr->inits.n = 0;
-    for (uint32_t i = gr->nodes.n; i-- > 0;) /* from the end: each is the last listed */
-        cv_fold_drop(f, gr->nodes.v[i], CV_FATE_REMOVED, into, why);
-    gr->nodes.n = 0;
-}
-
-void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into, const char *why)
-{
-    carve_model *m = f->m;
-    cv_node *nd = &m->nodes[n];
-    if (nd->dead)
-        return;
-    for (uint32_t j = 0; j < nd->n_attr; j++) {
-        const cv_attr *a = &nd->attr[j];
-        uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
-        for (uint32_t k = 0; k < cnt; k++)
-            drop_graph(f, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], into, why);
-    }
-    if (fate == CV_FATE_REMOVED && cv_op_has(m, n, CV_OP_CONST_SOURCE))
-        f->st.bytes_removed += constant_bytes(m, n);
-    if (nd->graph == f->lazy_g) {
-        cv_node_remove_later(m, n);
-        f->lazy_dirty = true;
-    } else {
-        cv_node_remove(m, n);
-    }
-    if (n < f->cap && f->nodes[n].guard >= 0) {
-        /* refusals count nodes the folded model keeps as ops */
-        f->st.refused[f->nodes[n].guard]--;
-        f->nodes[n].guard = -1;
-    }
-    if (n < f->cap) {
-        f->nodes[n].fate = fate;
-        f->nodes[n].why = why;
-        f->nodes[n].into = into;
-    }
-    if (fate == CV_FATE_FOLDED)
-        f->st.folded++;
-    else
-        f->st.removed++;
-}
-
-void cv_fold_flush(cv_fold *f)
-{
-    if (f->lazy_dirty && f->lazy_g != CARVE_NONE)
-        cv_graph_drop_dead(f->m, f->lazy_g);
-    f->lazy_dirty = false;
-}
-
-carve_value_id cv_fold_new_init(cv_fold *f, carve_graph_id g, const char *base, carve_dtype dtype, int rank,
-                                const int64_t *dims, const void *data, size_t nbytes)
-{
-    carve_model *m = f->m;
-    const char *name = cv_value_unique_name(m, g, base);
-    if (!name) {
-        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-        return CARVE_NONE;
-    }
-    carve_value_id v = carve_graph_add_initializer(m, g, name, dtype, rank, dims, data, nbytes);
-    if (v != CARVE_NONE)
-        f->st.bytes_added += nbytes;
-    return v;
-}
-
-void cv_fold_rebind_output(cv_fold *f, carve_node_id n, uint32_t j, carve_value_id v)
-{
-    carve_model *m = f->m;
-    carve_value_id old = m->nodes[n].out[j];
-    if (old != CARVE_NONE && old != v) {
-        cv_value *x = &m->values[old];
-        x->producer = CARVE_NONE;
-        if (cv_strmap_get(&m->graphs[x->graph].scope, x->name) == old)
-            cv_strmap_del(&m->graphs[x->graph].scope, x->name);
-    }
-    m->nodes[n].out[j] = v;
-    m->values[v].producer = n;
-    m->values[v].out_index = j;
-}
-
-const cv_tensor *cv_fold_const(const carve_model *m, carve_value_id v)
-{
-    if (v == CARVE_NONE)
-        return NULL;
-    const cv_value *x = &m->values[v];
-    return x->init && !x->is_input ? x->init : NULL;
-}
-
-bool cv_fold_set_input(carve_model *m, carve_node_id n, uint32_t i, carve_value_id v)
-{
-    cv_node *nd = &m->nodes[n];
-    if (i >= nd->n_in) {
-        carve_value_id *in = cv_arena_alloc(&m->arena, ((size_t)i + 1) * sizeof *in);
-        if (!in)
-            return false;
-        for (uint32_t k = 0; k <= i; k++)
-            in[k] = k < nd->n_in ? nd->in[k] : CARVE_NONE;
-        nd->in = in;
-        nd->n_in = i + 1;
-    }
-    nd->in[i] = v;
-    return true;
-}
-
-carve_status cv_fold_kernel(carve_model *m, carve_node_id n, cv_val **in, uint32_t n_in, cv_val **out,
-                            uint32_t n_out)
-{
-    const cv_op_def *def = cv_op_for_node(m, n);
-    const cv_node *nd = &m->nodes[n];
-    char why[512];
-    if (!def || !def->kernel || (def->flags & CV_OP_CONTROL) || !cv_node_fits(m, n, def, why, sizeof why))
-        return CARVE_ERR_UNSUPPORTED;
-    for (uint32_t j = 0; j < n_out; j++)
-        out[j] = NULL;
-    cv_kctx k = {m, n, carve_model_opset(m, nd->domain), NULL};
-    cv_blas_threads(1); /* folding's GEMMs are small: no BLAS threads (blas.h) */
-    carve_ctx saved = *m->ctx; /* a kernel failing here is not an error of folding */
-    carve_status s = def->kernel(&k, in, n_in, out, n_out);
-    if (s) {
-        *m->ctx = saved;
-        for (uint32_t j = 0; j < n_out; j++) {
-            cv_val_unref(out[j]);
-            out[j] = NULL;
-        }
-    }
-    return s;
 }
 
 /* ---------------------------------------------------------------- constant folding */
@@ -406,52 +164,6 @@ static bool move_value(carve_model *m, carve_value_id v, carve_graph_id g)
     return cv_value_move(m, v, g);
 }
 
-void cv_fold_replace_reads(carve_model *m, carve_graph_id g, carve_value_id from, carve_value_id to, bool outputs)
-{
-    cv_graph *gr = &m->graphs[g];
-    for (uint32_t i = 0; i < gr->nodes.n; i++) {
-        cv_node *n = &m->nodes[gr->nodes.v[i]];
-        for (uint32_t j = 0; j < n->n_in; j++)
-            if (n->in[j] == from)
-                n->in[j] = to;
-        for (uint32_t j = 0; j < n->n_attr; j++) {
-            const cv_attr *a = &n->attr[j];
-            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
-            for (uint32_t k = 0; k < cnt; k++) {
-                carve_graph_id sub = a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k];
-                cv_fold_replace_reads(m, sub, from, to, outputs);
-                cv_graph *sg = &m->graphs[sub];
-                for (uint32_t q = 0; outputs && q < sg->outputs.n; q++)
-                    if (sg->outputs.v[q] == from)
-                        sg->outputs.v[q] = to;
-            }
-        }
-    }
-}
-
-carve_value_id cv_fold_resolve(const carve_value_id *rep, uint32_t n_rep, carve_value_id v)
-{
-    for (int hops = 0; hops < 64 && v != CARVE_NONE && v < n_rep && rep[v] != CARVE_NONE; hops++)
-        v = rep[v];
-    return v;
-}
-
-void cv_fold_replace_reads_map(carve_model *m, carve_graph_id g, const carve_value_id *rep, uint32_t n_rep)
-{
-    const cv_graph *gr = &m->graphs[g];
-    for (uint32_t i = 0; i < gr->nodes.n; i++) {
-        cv_node *n = &m->nodes[gr->nodes.v[i]];
-        for (uint32_t j = 0; j < n->n_in; j++)
-            n->in[j] = cv_fold_resolve(rep, n_rep, n->in[j]);
-        for (uint32_t j = 0; j < n->n_attr; j++) {
-            const cv_attr *a = &n->attr[j];
-            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
-            for (uint32_t k = 0; k < cnt; k++)
-                cv_fold_replace_reads_map(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], rep, n_rep);
-        }
-    }
-}
-
 /* An If whose condition is known: the branch it takes replaces it. The
  * branch's nodes move into the If's graph at its place (keeping their
  * names), its initializers move along, and its outputs become the If's
@@ -472,7 +184,7 @@ static carve_status inline_if_now(cv_fold *f, carve_node_id id, bool cond)
     if (!why || !why_other)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     if (other != CARVE_NONE)
-        drop_graph(f, other, CARVE_NONE, why_other);
+        cv_fold_drop_graph(f, other, CARVE_NONE, why_other);
     cv_graph *bg = &m->graphs[b];
     /* initializers and node outputs of the branch become values of g */
     for (uint32_t i = 0; i < bg->inits.n; i++)
@@ -536,7 +248,7 @@ static carve_status inline_if_now(cv_fold *f, carve_node_id id, bool cond)
             cv_tensor *t = cv_arena_memdup(&m->arena, m->values[bo].init, sizeof *t);
             if (!t || make_init(f, ifo, t))
                 goto nomem;
-            f->st.bytes_added += tensor_bytes(t);
+            f->st.bytes_added += cv_fold_tensor_bytes(t);
             cv_val *x = cv_val_from_tensor(t);
             if (x)
                 set_known(f, ifo, x);
@@ -790,7 +502,7 @@ static carve_status compute(cv_fold *f, carve_node_id id, const cv_op_def *def, 
             s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
             break;
         }
-        f->st.bytes_added += tensor_bytes(t);
+        f->st.bytes_added += cv_fold_tensor_bytes(t);
         s = make_init(f, v, t);
         if (!s) {
             set_known(f, v, out[j]);
@@ -935,10 +647,10 @@ static void measure(const carve_model *m, uint32_t *nodes, uint64_t *bytes)
         *nodes += gr->nodes.n;
         for (uint32_t i = 0; i < gr->inits.n; i++)
             if (!m->values[gr->inits.v[i]].is_input)
-                *bytes += tensor_bytes(m->values[gr->inits.v[i]].init);
+                *bytes += cv_fold_tensor_bytes(m->values[gr->inits.v[i]].init);
         for (uint32_t i = 0; i < gr->nodes.n; i++)
             if (cv_op_has(m, gr->nodes.v[i], CV_OP_CONST_SOURCE))
-                *bytes += constant_bytes(m, gr->nodes.v[i]);
+                *bytes += cv_fold_constant_bytes(m, gr->nodes.v[i]);
     }
     cv_ids_free(&gs);
 }

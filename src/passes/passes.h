@@ -21,7 +21,8 @@ carve_status cv_infer_model(carve_model *m, const cv_infer_opts *opts);
 /* carve_fold() is public; lowering calls cv_fold_run() to learn what became
  * of each node. fold.c has the driver, the shared state and the constant
  * folding itself (values, guards, If with a constant condition); the
- * rewrites that are folding in disguise have a file each (below). */
+ * helpers every fold file uses are in fold_util.c; the rewrites that are
+ * folding in disguise have a file each (below). */
 
 typedef enum cv_fate {
     CV_FATE_KEPT = 0, /* still a node (or made by folding: see `from`) */
@@ -86,13 +87,28 @@ carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_reco
 carve_status cv_fold_run(carve_model *m, const carve_fold_opts *opts, carve_fold_stats *stats,
                          cv_fold_node **fates);
 
-/* Helpers the fold files share. */
+/* Constant folding of every live graph, subgraphs first. */
+carve_status cv_fold_constants(cv_fold *f);
+
+/* ================================================================ fold_util.c */
+
+/* The helpers every fold file shares (fold.c, noop.c, fold_qdq.c, fuse.c,
+ * dce.c, recompose.c). */
+
+/* Grows f->nodes to m->n_nodes entries (new ones KEPT). false on NOMEM. */
 bool cv_fold_grow(cv_fold *f);
 /* Live graphs (reachable from the main graph through live nodes), parents
  * before children. */
 bool cv_fold_graphs(const carve_model *m, cv_ids *out);
 /* Recounts f->uses and f->is_out over the live graphs. */
 carve_status cv_fold_count_uses(cv_fold *f);
+/* Bytes a Constant node holds, a tensor holds (strings count 0), as
+ * carve_fold_stats counts them. */
+uint64_t cv_fold_constant_bytes(const carve_model *m, carve_node_id id);
+uint64_t cv_fold_tensor_bytes(const cv_tensor *t);
+/* Every node of graph g and its subgraphs leaves, REMOVED with `why`; the
+ * graphs' initializers go with them. */
+void cv_fold_drop_graph(cv_fold *f, carve_graph_id g, carve_node_id into, const char *why);
 /* Takes node n out of its graph with every node of its subgraphs, and
  * records its fate; the subgraphs' nodes are REMOVED with the same why. */
 void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into, const char *why);
@@ -123,9 +139,6 @@ bool cv_fold_set_input(carve_model *m, carve_node_id n, uint32_t i, carve_value_
  * ops). A failing kernel leaves no error on the context. */
 carve_status cv_fold_kernel(carve_model *m, carve_node_id n, cv_val **in, uint32_t n_in, cv_val **out,
                             uint32_t n_out);
-
-/* Constant folding of every live graph, subgraphs first. */
-carve_status cv_fold_constants(cv_fold *f);
 
 /* ================================================================ noop.c */
 
