@@ -1,6 +1,7 @@
-/* k_conv.c: convolutions and pooling. Conv, ConvTranspose, ConvInteger,
- * QLinearConv, MaxPool (with Indices), AveragePool, LpPool, the global pools
- * and MaxUnpool, with their shape inference.
+/* k_conv.c: convolutions. Conv, ConvTranspose, ConvInteger, QLinearConv,
+ * with their shape inference, and the window geometry (win_read, win_fwd,
+ * win_bwd) the pools share (k_pool.c); the depthwise loop is in
+ * k_conv_dw.c.
  *
  * Conv runs one GEMM (OpenBLAS) per image, group and tile of output lines:
  * a 1x1 stride-1 unpadded kernel multiplies the input directly, a 2-D
@@ -11,46 +12,18 @@
  * adds them into the output. float16/bfloat16 compute in float32 and round
  * once at the end; double computes in double; the integer forms centre both
  * operands on their zero points and run the double path, which is exact. */
-#include "k_nn.h"
+#include "k_conv.h"
 
 #include "blas.h"
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
-#define NSP (CARVE_MAX_RANK - 2)
 /* Column tile: 4 MB of float32 stays in cache between im2col writing it
  * and the GEMM reading it; 16 MB tiles measured a third slower. */
 #define COL_BUDGET ((size_t)1 << 20)
-/* Spatial sizes (and size x stride) beyond this are refused before any
- * arithmetic on them could overflow; no real tensor comes near. */
-#define DIM_MAX ((int64_t)1 << 40)
 
 enum { AP_NOTSET, AP_SAME_UPPER, AP_SAME_LOWER, AP_VALID };
-
-/* The sliding window of a conv or pool along each spatial axis. */
-typedef struct {
-    int n;                                            /* spatial rank */
-    int64_t k[NSP], s[NSP], d[NSP], pb[NSP], pe[NSP]; /* kernel, strides, dilations, pads */
-    int64_t op[NSP];                                  /* ConvTranspose output_padding */
-    int autopad;
-    bool ceil;
-    int64_t in[NSP], out[NSP];
-} win;
-
-static int64_t fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); } /* floor, b > 0 */
-static int64_t cdiv(int64_t a, int64_t b) { return -fdiv(-a, b); }                        /* ceil, b > 0 */
-
-/* in and (in - 1) * s both within DIM_MAX. */
-static bool span_ok(int64_t in, int64_t s) { return in <= DIM_MAX && (in <= 1 || in - 1 <= DIM_MAX / s); }
-
-static size_t prod(int n, const int64_t *d)
-{
-    size_t p = 1;
-    for (int i = 0; i < n; i++)
-        p *= (size_t)d[i];
-    return p;
-}
 
 /* An INTS attribute of exactly `want` values in [lo, hi] into v (defaults
  * dflt when absent). */
@@ -81,7 +54,7 @@ static bool read_ints(const carve_model *m, carve_node_id node, const char *name
 
 /* Reads kernel_shape (else the kernel dims of W, wk, -1 where unknown),
  * strides, dilations, pads, auto_pad, ceil_mode and output_padding. */
-static bool win_read(const carve_model *m, carve_node_id node, int n, const int64_t *wk, win *w, char *err,
+bool win_read(const carve_model *m, carve_node_id node, int n, const int64_t *wk, win *w, char *err,
                      size_t errsz)
 {
     memset(w, 0, sizeof *w);
@@ -130,7 +103,7 @@ static bool win_read(const carve_model *m, carve_node_id node, int n, const int6
 
 /* Output size and pads of a conv or pool along axis i for input size in
  * (-1: unknown, giving -1 unless auto_pad decides alone). */
-static bool win_fwd(win *w, int i, int64_t in, char *err, size_t errsz)
+bool win_fwd(win *w, int i, int64_t in, char *err, size_t errsz)
 {
     int64_t s = w->s[i];
     w->in[i] = in;
@@ -142,7 +115,7 @@ static bool win_fwd(win *w, int i, int64_t in, char *err, size_t errsz)
         return false;
     }
     if (w->autopad == AP_SAME_UPPER || w->autopad == AP_SAME_LOWER) {
-        int64_t out = cdiv(in, s);
+        int64_t out = win_cdiv(in, s);
         w->out[i] = out;
         if (w->k[i] < 0)
             return true;
@@ -169,7 +142,7 @@ static bool win_fwd(win *w, int i, int64_t in, char *err, size_t errsz)
                  (long long)eff, (long long)(in + w->pb[i] + w->pe[i]));
         return false;
     }
-    int64_t out = (w->ceil ? cdiv(span, s) : span / s) + 1;
+    int64_t out = (w->ceil ? win_cdiv(span, s) : span / s) + 1;
     if (w->ceil && (out - 1) * s >= in + w->pb[i]) /* the last window must start inside the input or its begin pad */
         out--;
     w->out[i] = out;
@@ -178,11 +151,11 @@ static bool win_fwd(win *w, int i, int64_t in, char *err, size_t errsz)
 
 /* ConvTranspose: output size and pads along axis i; os is the output_shape
  * attribute's value for the axis or -1. */
-static bool win_bwd(win *w, int i, int64_t in, int64_t os, char *err, size_t errsz)
+bool win_bwd(win *w, int i, int64_t in, int64_t os, char *err, size_t errsz)
 {
     int64_t s = w->s[i];
     bool same = w->autopad == AP_SAME_UPPER || w->autopad == AP_SAME_LOWER;
-    if ((in >= 0 && !span_ok(in + 1, s)) || os > DIM_MAX) {
+    if ((in >= 0 && !win_span_ok(in + 1, s)) || os > DIM_MAX) {
         snprintf(err, errsz, "spatial axis %d: input size %lld (stride %lld) or output_shape %lld is too large", i,
                  (long long)in, (long long)s, (long long)os);
         return false;
@@ -198,9 +171,9 @@ static bool win_bwd(win *w, int i, int64_t in, int64_t os, char *err, size_t err
          * beginning otherwise (the spec's formula) */
         int64_t total = natural - out;
         if (w->autopad == AP_SAME_UPPER)
-            w->pb[i] = fdiv(total, 2), w->pe[i] = total - fdiv(total, 2);
+            w->pb[i] = win_fdiv(total, 2), w->pe[i] = total - win_fdiv(total, 2);
         else
-            w->pe[i] = fdiv(total, 2), w->pb[i] = total - fdiv(total, 2);
+            w->pe[i] = win_fdiv(total, 2), w->pb[i] = total - win_fdiv(total, 2);
     } else {
         if (w->autopad == AP_VALID)
             w->pb[i] = w->pe[i] = 0;
@@ -234,33 +207,14 @@ static bool gemm(bool dbl, bool ta, size_t M, size_t N, size_t K, const void *A,
 
 /* ---------------------------------------------------------------- Conv */
 
-typedef struct {
-    win w;
-    int64_t N, C, M, group;
-} convg;
-
-/* Outputs o in [lo, hi) of a line of nout whose input o*s + off lies in
- * [0, len). */
-static void valid_range(int64_t off, int64_t s, int64_t len, int64_t nout, int64_t *lo, int64_t *hi)
-{
-    int64_t a = cdiv(-off, s), b = fdiv(len - 1 - off, s) + 1;
-    if (a < 0)
-        a = 0;
-    if (b > nout)
-        b = nout;
-    if (b < a)
-        b = a;
-    *lo = a, *hi = b;
-}
-
 /* Unrolls output lines [l0, l1) (all spatial axes but the last) of the Cg
  * channels at x into col: row (c, kernel offset), one column per output
  * position of the tile. */
 static void im2col(const win *w, const uint8_t *x, size_t es, int64_t Cg, int64_t l0, int64_t l1, uint8_t *col)
 {
     int n = w->n, last = n - 1;
-    int64_t L = w->out[last], IW = w->in[last], KK = (int64_t)prod(n, w->k), s = w->s[last];
-    size_t Pin = prod(n, w->in), cols = (size_t)((l1 - l0) * L);
+    int64_t L = w->out[last], IW = w->in[last], KK = (int64_t)win_prod(n, w->k), s = w->s[last];
+    size_t Pin = win_prod(n, w->in), cols = (size_t)((l1 - l0) * L);
     int64_t kc[NSP];
     for (int64_t c = 0; c < Cg; c++)
         for (int64_t kk = 0; kk < KK; kk++) {
@@ -269,7 +223,7 @@ static void im2col(const win *w, const uint8_t *x, size_t es, int64_t Cg, int64_
                 kc[j] = r % w->k[j], r /= w->k[j];
             uint8_t *dst = col + (size_t)(c * KK + kk) * cols * es;
             int64_t off = kc[last] * w->d[last] - w->pb[last], lo, hi;
-            valid_range(off, s, IW, L, &lo, &hi);
+            win_valid_range(off, s, IW, L, &lo, &hi);
             for (int64_t l = l0; l < l1; l++, dst += (size_t)L * es) {
                 int64_t rem = l, row = 0, stride = 1;
                 bool ok = lo < hi;
@@ -303,227 +257,6 @@ static void im2col(const win *w, const uint8_t *x, size_t es, int64_t Cg, int64_
         }
 }
 
-/* y[o] += w * x[o*s + off] for o in [lo, hi): one kernel tap along an
- * output row. GCC -O2 does not vectorize loops of unknown trip count; the
- * unrolled body it does (SLP), three times faster than the plain loop. */
-static void tap_row(float *restrict y, const float *restrict x, float w, int64_t s, int64_t off, int64_t lo,
-                    int64_t hi)
-{
-    int64_t o = lo;
-    if (s == 1) {
-        const float *restrict xs = x + off + lo;
-        float *restrict ys = y + lo;
-        int64_t n = hi - lo, i = 0;
-        for (; i + 8 <= n; i += 8) {
-            ys[i] += w * xs[i], ys[i + 1] += w * xs[i + 1], ys[i + 2] += w * xs[i + 2], ys[i + 3] += w * xs[i + 3];
-            ys[i + 4] += w * xs[i + 4], ys[i + 5] += w * xs[i + 5], ys[i + 6] += w * xs[i + 6], ys[i + 7] += w * xs[i + 7];
-        }
-        for (; i < n; i++)
-            ys[i] += w * xs[i];
-        return;
-    }
-    for (; o < hi; o++)
-        y[o] += w * x[o * s + off];
-}
-
-#if defined(__GNUC__)
-/* Four floats: GCC and clang vector extensions, one SSE register. Lane by
- * lane the arithmetic is the scalar code's (a multiply, then an add). */
-typedef float dw_vec __attribute__((vector_size(16)));
-#define DW_VEC 4
-#endif
-
-/* The kernel rows of one output row of a depthwise channel that land
- * inside the input: output o reads x[xo[q] + o * stride + kw * dw] with
- * weight w[q][kw]. */
-typedef struct {
-    const float *x;
-    int64_t *xo;
-    const float **w;
-    int64_t n, kw, dw;
-} dwrows;
-
-#if defined(DW_VEC) && (defined(__clang__) || __GNUC__ >= 12)
-/* Outputs o..o+3 of stride 2 read x[p], x[p + 2], x[p + 4], x[p + 6]. */
-static inline dw_vec dw_load2(const float *p)
-{
-    dw_vec a, b;
-    memcpy(&a, p, sizeof a);
-    memcpy(&b, p + DW_VEC, sizeof b);
-    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
-}
-#define DW_STRIDE2 1
-#endif
-
-/* Outputs [lo, hi) of a row where every kernel column lands inside the
- * input: each output takes its taps in the order of the per-tap sweeps
- * (kernel rows, then columns), so its sum rounds as theirs did, but a strip
- * of 16 (then 4) outputs is held in registers over all taps: y is loaded
- * and stored once per strip instead of once per tap. Stride s is 1 or 2;
- * vhi bounds the outputs whose stride-2 loads (8 floats for 4 outputs)
- * stay inside the row. */
-static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t lo, int64_t hi, int64_t vhi)
-{
-    int64_t o = lo, KW = r->kw, dw = r->dw;
-#ifdef DW_VEC
-    if (s == 1) {
-        for (; o + 4 * DW_VEC <= hi; o += 4 * DW_VEC) {
-            dw_vec a0, a1, a2, a3;
-            memcpy(&a0, y + o, sizeof a0);
-            memcpy(&a1, y + o + DW_VEC, sizeof a1);
-            memcpy(&a2, y + o + 2 * DW_VEC, sizeof a2);
-            memcpy(&a3, y + o + 3 * DW_VEC, sizeof a3);
-            for (int64_t q = 0; q < r->n; q++)
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    const float *xs = r->x + (r->xo[q] + o + kw * dw);
-                    float wq = r->w[q][kw];
-                    dw_vec x0, x1, x2, x3;
-                    memcpy(&x0, xs, sizeof x0);
-                    memcpy(&x1, xs + DW_VEC, sizeof x1);
-                    memcpy(&x2, xs + 2 * DW_VEC, sizeof x2);
-                    memcpy(&x3, xs + 3 * DW_VEC, sizeof x3);
-                    a0 += wq * x0;
-                    a1 += wq * x1;
-                    a2 += wq * x2;
-                    a3 += wq * x3;
-                }
-            memcpy(y + o, &a0, sizeof a0);
-            memcpy(y + o + DW_VEC, &a1, sizeof a1);
-            memcpy(y + o + 2 * DW_VEC, &a2, sizeof a2);
-            memcpy(y + o + 3 * DW_VEC, &a3, sizeof a3);
-        }
-        for (; o + DW_VEC <= hi; o += DW_VEC) {
-            dw_vec a;
-            memcpy(&a, y + o, sizeof a);
-            for (int64_t q = 0; q < r->n; q++)
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    dw_vec xv;
-                    memcpy(&xv, r->x + (r->xo[q] + o + kw * dw), sizeof xv);
-                    a += r->w[q][kw] * xv;
-                }
-            memcpy(y + o, &a, sizeof a);
-        }
-    }
-#ifdef DW_STRIDE2
-    if (s == 2) {
-        for (; o + 2 * DW_VEC <= vhi; o += 2 * DW_VEC) {
-            dw_vec a0, a1;
-            memcpy(&a0, y + o, sizeof a0);
-            memcpy(&a1, y + o + DW_VEC, sizeof a1);
-            for (int64_t q = 0; q < r->n; q++)
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    const float *xs = r->x + (r->xo[q] + 2 * o + kw * dw);
-                    float wq = r->w[q][kw];
-                    a0 += wq * dw_load2(xs);
-                    a1 += wq * dw_load2(xs + 2 * DW_VEC);
-                }
-            memcpy(y + o, &a0, sizeof a0);
-            memcpy(y + o + DW_VEC, &a1, sizeof a1);
-        }
-        for (; o + DW_VEC <= vhi; o += DW_VEC) {
-            dw_vec a;
-            memcpy(&a, y + o, sizeof a);
-            for (int64_t q = 0; q < r->n; q++)
-                for (int64_t kw = 0; kw < KW; kw++)
-                    a += r->w[q][kw] * dw_load2(r->x + (r->xo[q] + 2 * o + kw * dw));
-            memcpy(y + o, &a, sizeof a);
-        }
-    }
-#endif
-#endif
-    (void)vhi;
-    for (; o < hi; o++) {
-        float a = y[o];
-        for (int64_t q = 0; q < r->n; q++)
-            for (int64_t kw = 0; kw < KW; kw++)
-                a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * dw];
-        y[o] = a;
-    }
-}
-
-/* Output o near a row's end, where only some kernel columns land inside
- * the input (column kw does for o in [lo[kw], hi[kw]); they are a range). */
-static void dw_edge(float *restrict y, const dwrows *r, int64_t s, int64_t o, const int64_t *lo, const int64_t *hi)
-{
-    int64_t k0 = 0, k1 = r->kw;
-    while (k0 < k1 && !(o >= lo[k0] && o < hi[k0]))
-        k0++;
-    while (k1 > k0 && !(o >= lo[k1 - 1] && o < hi[k1 - 1]))
-        k1--;
-    float a = y[o];
-    for (int64_t q = 0; q < r->n; q++)
-        for (int64_t kw = k0; kw < k1; kw++)
-            a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * r->dw];
-    y[o] = a;
-}
-
-/* Depthwise 2-D (one input channel per group), float32, added to the bias
- * already in y. Strides 1 and 2 along the row: output by output over all
- * its taps (dw_interior, dw_edge). Other strides: one multiply-add sweep
- * per output row and kernel tap. */
-static bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
-{
-    const win *w = &g->w;
-    int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->k[0], KW = w->k[1];
-    int64_t sh = w->s[0], sw = w->s[1], dh = w->d[0], dw = w->d[1], pt = w->pb[0], pl = w->pb[1];
-    int64_t mult = g->M / g->group;
-    size_t nb = ((size_t)KW * 2 + (size_t)KH) * sizeof(int64_t) + (size_t)KH * sizeof(const float *);
-    int64_t *lo = cv_malloc(nb), *hi = lo + KW;
-    if (!lo)
-        return false;
-    dwrows r = {NULL, hi + KW, (const float **)(hi + KW + KH), 0, KW, dw};
-    /* outputs [ilo, ihi) have every kernel column inside the row; below
-     * vhi, the one float past the last column read is too (stride 2) */
-    int64_t ilo = 0, ihi = OW;
-    for (int64_t kw = 0; kw < KW; kw++) {
-        valid_range(kw * dw - pl, sw, W, OW, &lo[kw], &hi[kw]);
-        ilo = lo[kw] > ilo ? lo[kw] : ilo;
-        ihi = hi[kw] < ihi ? hi[kw] : ihi;
-    }
-    if (ihi < ilo)
-        ihi = ilo;
-    int64_t vhi = ihi;
-    while (vhi > ilo && (vhi - 1) * sw + (KW - 1) * dw - pl + 1 >= W)
-        vhi--;
-    bool fused = sw == 1 || sw == 2;
-    for (int64_t nn = 0; nn < g->N; nn++)
-        for (int64_t m = 0; m < g->M; m++) {
-            const float *xp = x + (size_t)(nn * g->C + m / mult) * (size_t)(H * W);
-            const float *wp = wt + (size_t)(m * KH * KW);
-            float *yp = y + (size_t)(nn * g->M + m) * (size_t)(OH * OW);
-            if (!fused) {
-                for (int64_t oh = 0; oh < OH; oh++, yp += OW)
-                    for (int64_t kh = 0; kh < KH; kh++) {
-                        int64_t ih = oh * sh - pt + kh * dh;
-                        if (ih < 0 || ih >= H)
-                            continue;
-                        for (int64_t kw = 0; kw < KW; kw++)
-                            tap_row(yp, xp + ih * W, wp[kh * KW + kw], sw, kw * dw - pl, lo[kw], hi[kw]);
-                    }
-                continue;
-            }
-            for (int64_t oh = 0; oh < OH; oh++, yp += OW) {
-                r.x = xp, r.n = 0;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    int64_t ih = oh * sh - pt + kh * dh;
-                    if (ih < 0 || ih >= H)
-                        continue;
-                    r.xo[r.n] = ih * W - pl;
-                    r.w[r.n++] = wp + kh * KW;
-                }
-                if (!r.n)
-                    continue;
-                for (int64_t o = 0; o < ilo; o++)
-                    dw_edge(yp, &r, sw, o, lo, hi);
-                dw_interior(yp, &r, sw, ilo, ihi, vhi);
-                for (int64_t o = ihi; o < OW; o++)
-                    dw_edge(yp, &r, sw, o, lo, hi);
-            }
-        }
-    cv_free(lo);
-    return true;
-}
-
 /* Fills each output channel with its bias, or y with zeros when there is
  * none: the GEMMs and the depthwise loop accumulate into every element. */
 static void fill_bias(bool dbl, void *y, int64_t N, int64_t M, size_t P, const void *b)
@@ -548,12 +281,12 @@ static void fill_bias(bool dbl, void *y, int64_t N, int64_t M, size_t P, const v
 }
 
 /* y = conv(x, w) + b on float32 (dbl false) or double data. */
-static carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x, const void *wt, const void *b,
+carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x, const void *wt, const void *b,
                              void *y)
 {
     const win *w = &g->w;
     int n = w->n;
-    size_t es = dbl ? 8 : 4, P = prod(n, w->out), Pin = prod(n, w->in), KK = prod(n, w->k);
+    size_t es = dbl ? 8 : 4, P = win_prod(n, w->out), Pin = win_prod(n, w->in), KK = win_prod(n, w->k);
     int64_t Cg = g->C / g->group, Mg = g->M / g->group;
     size_t Kd = (size_t)Cg * KK;
     fill_bias(dbl, y, g->N, g->M, P, b);
@@ -602,14 +335,9 @@ static carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x
     return st;
 }
 
-static bool is_conv_float(carve_dtype t)
-{
-    return t == CARVE_FLOAT || t == CARVE_DOUBLE || t == CARVE_FLOAT16 || t == CARVE_BFLOAT16;
-}
-
 /* Shapes and attributes of a Conv-like node; W is [M, C/group, k...]
  * (transpose: [C, M/group, k...]). */
-static carve_status conv_prep(cv_kctx *k, const cv_val *x, const cv_val *wt, const cv_val *b, bool transpose,
+carve_status conv_prep(cv_kctx *k, const cv_val *x, const cv_val *wt, const cv_val *b, bool transpose,
                               convg *g)
 {
     char sx[256], sw[256], err[512];
@@ -662,7 +390,7 @@ static carve_status conv_prep(cv_kctx *k, const cv_val *x, const cv_val *wt, con
     return CARVE_OK;
 }
 
-static carve_status out_shape(const convg *g, int64_t *od)
+carve_status conv_out_shape(const convg *g, int64_t *od)
 {
     od[0] = g->N, od[1] = g->M;
     memcpy(od + 2, g->w.out, (size_t)g->w.n * sizeof *od);
@@ -675,7 +403,7 @@ typedef carve_status (*conv_core)(cv_kctx *, const convg *, bool, const void *, 
 static carve_status conv_float(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, bool transpose, conv_core core)
 {
     cv_val *x = in[0], *wt = in[1], *b = n_in > 2 ? in[2] : NULL;
-    if (!is_conv_float(x->dtype))
+    if (!conv_is_float(x->dtype))
         return cv_kerr(k, "input 0 'X' is %s, expected a float type", carve_dtype_name(x->dtype));
     if (wt->dtype != x->dtype || (b && b->dtype != x->dtype))
         return cv_kerr(k, "input %d '%s' is %s but input 0 'X' is %s", wt->dtype != x->dtype ? 1 : 2,
@@ -686,7 +414,7 @@ static carve_status conv_float(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **
     if (st)
         return st;
     int64_t od[CARVE_MAX_RANK];
-    out_shape(&g, od);
+    conv_out_shape(&g, od);
     bool dbl = x->dtype == CARVE_DOUBLE;
     cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *ww = dbl ? cv_val_ref(wt) : nn_f32(wt);
     cv_val *bw = !b ? NULL : dbl ? cv_val_ref(b) : nn_f32(b);
@@ -721,8 +449,8 @@ carve_status k_conv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
 static void col2im(const win *w, const uint8_t *col, bool dbl, int64_t Mg, int64_t l0, int64_t l1, uint8_t *y)
 {
     int n = w->n, last = n - 1;
-    int64_t IL = w->in[last], OW = w->out[last], KK = (int64_t)prod(n, w->k), s = w->s[last];
-    size_t P = prod(n, w->out), cols = (size_t)((l1 - l0) * IL), es = dbl ? 8 : 4;
+    int64_t IL = w->in[last], OW = w->out[last], KK = (int64_t)win_prod(n, w->k), s = w->s[last];
+    size_t P = win_prod(n, w->out), cols = (size_t)((l1 - l0) * IL), es = dbl ? 8 : 4;
     int64_t kc[NSP];
     for (int64_t m = 0; m < Mg; m++)
         for (int64_t kk = 0; kk < KK; kk++) {
@@ -731,7 +459,7 @@ static void col2im(const win *w, const uint8_t *col, bool dbl, int64_t Mg, int64
                 kc[j] = r % w->k[j], r /= w->k[j];
             const uint8_t *src = col + (size_t)(m * KK + kk) * cols * es;
             int64_t off = kc[last] * w->d[last] - w->pb[last], lo, hi;
-            valid_range(off, s, OW, IL, &lo, &hi);
+            win_valid_range(off, s, OW, IL, &lo, &hi);
             for (int64_t l = l0; l < l1; l++, src += (size_t)IL * es) {
                 int64_t rem = l, row = 0, stride = 1;
                 bool ok = lo < hi;
@@ -764,7 +492,7 @@ static carve_status convt_core(cv_kctx *k, const convg *g, bool dbl, const void 
 {
     const win *w = &g->w;
     int n = w->n;
-    size_t es = dbl ? 8 : 4, P = prod(n, w->out), Pin = prod(n, w->in), KK = prod(n, w->k);
+    size_t es = dbl ? 8 : 4, P = win_prod(n, w->out), Pin = win_prod(n, w->in), KK = win_prod(n, w->k);
     int64_t Cg = g->C / g->group, Mg = g->M / g->group;
     size_t rows = (size_t)Mg * KK;
     fill_bias(dbl, y, g->N, g->M, P, b);
@@ -865,7 +593,7 @@ static carve_status int_conv(cv_kctx *k, const cv_val *x, const cv_val *xzp, con
     if (st)
         return st;
     int64_t od[CARVE_MAX_RANK];
-    out_shape(g, od);
+    conv_out_shape(g, od);
     size_t ny = cv_nelem(x->rank, od);
     double *X = centre_scalar(x, xzp), *W = centre_channels(w, wzp, g->M), *B = b ? nn_decode(b) : NULL;
     double *Y = cv_scratch_alloc((ny ? ny : 1) * sizeof *Y); /* conv_fwd fills it first */
@@ -893,7 +621,7 @@ carve_status k_convinteger(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
     if (st)
         return st;
     int64_t od[CARVE_MAX_RANK];
-    out_shape(&g, od);
+    conv_out_shape(&g, od);
     cv_val *y = cv_val_new_uninit(CARVE_INT32, in[0]->rank, od);
     if (!y) {
         cv_scratch_free(acc);
@@ -929,7 +657,7 @@ carve_status k_qlinearconv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
                        ws->nelem, (long long)g.M);
     }
     int64_t od[CARVE_MAX_RANK];
-    out_shape(&g, od);
+    conv_out_shape(&g, od);
     cv_val *y = cv_val_new_uninit(yzp->dtype, x->rank, od); /* nn_requant stores every element */
     if (!y) {
         cv_scratch_free(acc);
@@ -938,7 +666,7 @@ carve_status k_qlinearconv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
     /* The multiplier in float32, applied in double (as the ONNX reference:
      * numpy promotes int32 * float32 to float64). */
     float fx = (float)cv_val_get_f64(xs, 0), fy = (float)cv_val_get_f64(ys, 0);
-    size_t P = prod(g.w.n, g.w.out);
+    size_t P = win_prod(g.w.n, g.w.out);
     for (int64_t nn = 0; nn < g.N; nn++)
         for (int64_t m = 0; m < g.M; m++) {
             float mult = fx * (float)cv_val_get_f64(ws, ws->nelem == 1 ? 0 : (size_t)m) / fy;
@@ -956,389 +684,12 @@ carve_status k_qlinearconv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
     return CARVE_OK;
 }
 
-/* ---------------------------------------------------------------- pooling */
-
-typedef enum { PK_MAX, PK_AVG, PK_LP } pool_kind;
-
-static double ld(const void *x, bool dbl, size_t i) { return dbl ? ((const double *)x)[i] : ((const float *)x)[i]; }
-
-static void put(void *y, bool dbl, size_t i, double v)
-{
-    if (dbl)
-        ((double *)y)[i] = v;
-    else
-        ((float *)y)[i] = (float)v;
-}
-
-/* Per axis and output coordinate: the window start, the taps [tlo, thi)
- * inside the input, and the taps inside input + explicit pads. */
-typedef struct {
-    int64_t start, tlo, thi, npad;
-} wtap;
-
-typedef struct {
-    pool_kind kind;
-    bool count_pad, col_major;
-    double p;
-} pool_opts;
-
-/* Pools `planes` planes of x (float32 or double) into y, argmax into ind. */
-static bool pool_planes(const win *w, const pool_opts *po, size_t planes, bool dbl, const void *x, void *y,
-                        int64_t *ind)
-{
-    int n = w->n;
-    size_t Pin = prod(n, w->in), P = prod(n, w->out), ntab = 0;
-    for (int j = 0; j < n; j++)
-        ntab += (size_t)w->out[j];
-    wtap *tab = cv_malloc((ntab ? ntab : 1) * sizeof *tab), *t[NSP];
-    if (!tab)
-        return false;
-    int64_t istr[NSP], s = 1;
-    for (int j = n - 1; j >= 0; j--)
-        istr[j] = s, s *= w->in[j];
-    size_t at = 0;
-    for (int j = 0; j < n; j++) {
-        t[j] = tab + at;
-        at += (size_t)w->out[j];
-        for (int64_t o = 0; o < w->out[j]; o++) {
-            wtap *e = &t[j][o];
-            int64_t k = w->k[j], d = w->d[j], in = w->in[j];
-            e->start = o * w->s[j] - w->pb[j];
-            e->tlo = cdiv(-e->start, d), e->thi = fdiv(in - 1 - e->start, d) + 1;
-            e->tlo = e->tlo < 0 ? 0 : e->tlo, e->thi = e->thi > k ? k : e->thi;
-            if (e->thi < e->tlo)
-                e->thi = e->tlo;
-            int64_t plo = cdiv(-w->pb[j] - e->start, d), phi = fdiv(in + w->pe[j] - 1 - e->start, d) + 1;
-            plo = plo < 0 ? 0 : plo, phi = phi > k ? k : phi;
-            e->npad = phi > plo ? phi - plo : 0;
-        }
-    }
-    int last = n - 1;
-    for (size_t pl = 0; pl < planes; pl++) {
-        int64_t oc[NSP] = {0};
-        for (size_t q = 0; q < P; q++) {
-            const wtap *e[NSP];
-            int64_t valid = 1, npad = 1;
-            for (int j = 0; j < n; j++) {
-                e[j] = &t[j][oc[j]];
-                valid *= e[j]->thi - e[j]->tlo;
-                npad *= e[j]->npad;
-            }
-            double best = -INFINITY, acc = 0;
-            int64_t bi = -1;
-            if (valid > 0) {
-                int64_t tc[NSP];
-                for (int j = 0; j < n; j++)
-                    tc[j] = e[j]->tlo;
-                const wtap *el = e[last];
-                for (;;) {
-                    int64_t base = 0;
-                    for (int j = 0; j < last; j++)
-                        base += (e[j]->start + tc[j] * w->d[j]) * istr[j];
-                    base += el->start;
-                    size_t xo = pl * Pin;
-                    int64_t dl = w->d[last];
-                    if (po->kind == PK_MAX) {
-                        for (int64_t tt = el->tlo; tt < el->thi; tt++) {
-                            int64_t i = base + tt * dl;
-                            double v = ld(x, dbl, xo + (size_t)i);
-                            if (v > best || bi < 0)
-                                best = v, bi = i;
-                        }
-                    } else if (po->kind == PK_AVG) {
-                        for (int64_t tt = el->tlo; tt < el->thi; tt++)
-                            acc += ld(x, dbl, xo + (size_t)(base + tt * dl));
-                    } else {
-                        for (int64_t tt = el->tlo; tt < el->thi; tt++)
-                            acc += pow(fabs(ld(x, dbl, xo + (size_t)(base + tt * dl))), po->p);
-                    }
-                    int j = last - 1;
-                    for (; j >= 0 && ++tc[j] == e[j]->thi; j--)
-                        tc[j] = e[j]->tlo;
-                    if (j < 0)
-                        break;
-                }
-            }
-            size_t yo = pl * P + q;
-            if (po->kind == PK_MAX) {
-                put(y, dbl, yo, best);
-                if (ind) {
-                    int64_t si = bi < 0 ? 0 : bi;
-                    if (po->col_major && bi >= 0) {
-                        int64_t r = bi, cm = 0, cs = 1;
-                        for (int j = 0; j < n; j++) {
-                            cm += (r / istr[j]) * cs;
-                            r %= istr[j];
-                            cs *= w->in[j];
-                        }
-                        si = cm;
-                    }
-                    ind[yo] = (int64_t)(pl * Pin) + si;
-                }
-            } else if (po->kind == PK_AVG) {
-                int64_t cnt = po->count_pad ? npad : valid;
-                put(y, dbl, yo, cnt ? acc / (double)cnt : NAN);
-            } else {
-                put(y, dbl, yo, pow(acc, 1.0 / po->p));
-            }
-            for (int j = last; j >= 0 && ++oc[j] == w->out[j]; j--)
-                oc[j] = 0;
-        }
-    }
-    cv_free(tab);
-    return true;
-}
-
-/* LpPool's p: a float before opset 2, an int after. */
-static double lp_p(const carve_model *m, carve_node_id node)
-{
-    int64_t pi;
-    float pf;
-    if (carve_node_attr_int(m, node, "p", &pi))
-        return (double)pi;
-    if (carve_node_attr_float(m, node, "p", &pf))
-        return pf;
-    return 2.0;
-}
-
-static carve_status pool(cv_kctx *k, pool_kind kind, cv_val **in, cv_val **out, uint32_t n_out)
-{
-    cv_val *x = in[0];
-    bool fl = cv_dtype_is_float(x->dtype) && x->dtype != CARVE_FLOAT8E4M3FN && x->dtype != CARVE_FLOAT8E4M3FNUZ &&
-              x->dtype != CARVE_FLOAT8E5M2 && x->dtype != CARVE_FLOAT8E5M2FNUZ;
-    if (!fl && !(kind == PK_MAX && (x->dtype == CARVE_INT8 || x->dtype == CARVE_UINT8)))
-        return cv_kerr(k, "input 0 'X' is %s, expected a float type%s", carve_dtype_name(x->dtype),
-                       kind == PK_MAX ? ", int8 or uint8" : "");
-    char sx[256], err[512];
-    if (x->rank < 3)
-        return cv_kerr(k, "input 0 'X' %s has rank %d, expected at least 3 (N, C, spatial...)",
-                       nn_shape_str(sx, sizeof sx, x->rank, x->dims), x->rank);
-    win w;
-    int n = x->rank - 2;
-    if (!win_read(k->m, k->node, n, NULL, &w, err, sizeof err))
-        return cv_kerr(k, "%s", err);
-    for (int i = 0; i < n; i++)
-        if (!win_fwd(&w, i, x->dims[2 + i], err, sizeof err))
-            return cv_kerr(k, "%s", err);
-    pool_opts po = {kind, cv_attr_i(k->m, k->node, "count_include_pad", 0) != 0,
-                    cv_attr_i(k->m, k->node, "storage_order", 0) != 0, kind == PK_LP ? lp_p(k->m, k->node) : 1};
-    if (kind == PK_LP && !(po.p > 0))
-        return cv_kerr(k, "attribute 'p' is %g, expected > 0", po.p);
-    int64_t od[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]};
-    memcpy(od + 2, w.out, (size_t)n * sizeof *od);
-    bool dbl = x->dtype == CARVE_DOUBLE;
-    /* pool_planes writes every output element (and its index) */
-    cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *y = cv_val_new_uninit(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od);
-    cv_val *ind = kind == PK_MAX && n_out > 1 ? cv_val_new_uninit(CARVE_INT64, x->rank, od) : NULL;
-    bool ok = xw && y && (ind || !(kind == PK_MAX && n_out > 1)) &&
-              pool_planes(&w, &po, (size_t)x->dims[0] * (size_t)x->dims[1], dbl, xw->data, y->data, ind ? ind->data : NULL);
-    cv_val_unref(xw);
-    if (ok && !dbl)
-        ok = (y = nn_f32_to(y, x->dtype)) != NULL;
-    if (!ok) {
-        cv_val_unref(y);
-        cv_val_unref(ind);
-        return cv_knomem(k);
-    }
-    out[0] = y;
-    if (ind)
-        out[1] = ind;
-    return CARVE_OK;
-}
-
-carve_status k_maxpool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_in;
-    return pool(k, PK_MAX, in, out, n_out);
-}
-
-carve_status k_avgpool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_in;
-    return pool(k, PK_AVG, in, out, n_out);
-}
-
-carve_status k_lppool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_in;
-    return pool(k, PK_LP, in, out, n_out);
-}
-
-/* Global pools reduce each [N, C] plane to one value. */
-static carve_status global_pool(cv_kctx *k, pool_kind kind, cv_val **in, cv_val **out)
-{
-    cv_val *x = in[0];
-    if (!is_conv_float(x->dtype))
-        return cv_kerr(k, "input 0 'X' is %s, expected a float type", carve_dtype_name(x->dtype));
-    if (x->rank < 2)
-        return cv_kerr(k, "input 0 'X' has rank %d, expected at least 2 (N, C, spatial...)", x->rank);
-    double p = kind == PK_LP ? lp_p(k->m, k->node) : 1;
-    if (kind == PK_LP && !(p > 0))
-        return cv_kerr(k, "attribute 'p' is %g, expected > 0", p);
-    int64_t od[CARVE_MAX_RANK];
-    for (int i = 0; i < x->rank; i++)
-        od[i] = i < 2 ? x->dims[i] : 1;
-    bool dbl = x->dtype == CARVE_DOUBLE;
-    cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *y = cv_val_new_uninit(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od);
-    if (!xw || !y) {
-        cv_val_unref(xw);
-        cv_val_unref(y);
-        return cv_knomem(k);
-    }
-    size_t planes = (size_t)x->dims[0] * (size_t)x->dims[1], S = cv_nelem(x->rank - 2, x->dims + 2);
-    for (size_t pl = 0; pl < planes; pl++) {
-        double r;
-        if (kind == PK_MAX) {
-            r = -INFINITY;
-            if (dbl) {
-                const double *s = (const double *)xw->data + pl * S;
-                for (size_t i = 0; i < S; i++)
-                    r = s[i] > r ? s[i] : r;
-            } else {
-                const float *s = (const float *)xw->data + pl * S;
-                float m = -INFINITY;
-                for (size_t i = 0; i < S; i++)
-                    m = s[i] > m ? s[i] : m;
-                r = m;
-            }
-        } else {
-            double acc = 0;
-            if (kind == PK_AVG && !dbl) {
-                const float *s = (const float *)xw->data + pl * S;
-                for (size_t i = 0; i < S; i++)
-                    acc += s[i];
-            } else {
-                for (size_t i = 0; i < S; i++) {
-                    double v = ld(xw->data, dbl, pl * S + i);
-                    acc += kind == PK_AVG ? v : pow(fabs(v), p);
-                }
-            }
-            r = kind == PK_AVG ? (S ? acc / (double)S : NAN) : pow(acc, 1.0 / p);
-        }
-        put(y->data, dbl, pl, r);
-    }
-    cv_val_unref(xw);
-    if (!dbl && !(y = nn_f32_to(y, x->dtype)))
-        return cv_knomem(k);
-    out[0] = y;
-    return CARVE_OK;
-}
-
-carve_status k_globalavgpool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_in, (void)n_out;
-    return global_pool(k, PK_AVG, in, out);
-}
-
-carve_status k_globalmaxpool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_in, (void)n_out;
-    return global_pool(k, PK_MAX, in, out);
-}
-
-carve_status k_globallppool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_in, (void)n_out;
-    return global_pool(k, PK_LP, in, out);
-}
-
-/* ---------------------------------------------------------------- MaxUnpool */
-
-/* The default MaxUnpool output size along an axis: the input of the MaxPool
- * that would give `in` (dilations do not exist for MaxUnpool). */
-static int64_t unpool_dim(const win *w, int i, int64_t in)
-{
-    return in < 0 || !span_ok(in, w->s[i]) ? -1 : (in - 1) * w->s[i] + w->k[i] - w->pb[i] - w->pe[i];
-}
-
-carve_status k_maxunpool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_out;
-    const cv_val *x = in[0], *ix = in[1], *os = n_in > 2 ? in[2] : NULL;
-    char sx[256], si[256], err[512];
-    if (!is_conv_float(x->dtype))
-        return cv_kerr(k, "input 0 'X' is %s, expected a float type", carve_dtype_name(x->dtype));
-    if (x->rank < 3)
-        return cv_kerr(k, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
-    if (ix->dtype != CARVE_INT64 || ix->rank != x->rank || memcmp(ix->dims, x->dims, (size_t)x->rank * sizeof *x->dims))
-        return cv_kerr(k, "input 1 'I' (%s %s) must be int64 with the shape of input 0 'X' %s", carve_dtype_name(ix->dtype),
-                       nn_shape_str(si, sizeof si, ix->rank, ix->dims), nn_shape_str(sx, sizeof sx, x->rank, x->dims));
-    win w;
-    int n = x->rank - 2;
-    if (!win_read(k->m, k->node, n, NULL, &w, err, sizeof err))
-        return cv_kerr(k, "%s", err);
-    int64_t od[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]}, dd[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]};
-    for (int i = 0; i < n; i++) {
-        od[2 + i] = dd[2 + i] = unpool_dim(&w, i, x->dims[2 + i]);
-        if (dd[2 + i] < 0)
-            return cv_kerr(k, "spatial axis %d: the output size would be %lld", i, (long long)dd[2 + i]);
-    }
-    if (os) {
-        if (os->rank != 1 || (int)os->nelem != x->rank || !cv_dtype_is_int(os->dtype))
-            return cv_kerr(k, "input 2 'output_shape' must be a 1-D integer tensor of %d values", x->rank);
-        for (int i = 0; i < x->rank; i++) {
-            od[i] = cv_val_get_i64(os, (size_t)i);
-            if (od[i] < 0)
-                return cv_kerr(k, "input 2 'output_shape' value %d is %lld", i, (long long)od[i]);
-        }
-    }
-    /* Indices count in the default output shape (the MaxPool input);
-     * output_shape pads at the end: an index keeps its coordinates. */
-    bool remap = false;
-    for (int i = 0; i < n; i++)
-        remap = remap || dd[2 + i] != od[2 + i];
-    if (remap && (od[0] != x->dims[0] || od[1] != x->dims[1]))
-        return cv_kerr(k, "input 2 'output_shape' starts with %lld, %lld but input 0 'X' with %lld, %lld",
-                       (long long)od[0], (long long)od[1], (long long)x->dims[0], (long long)x->dims[1]);
-    size_t range = remap ? cv_nelem(x->rank, dd) : cv_nelem(x->rank, od);
-    cv_val *y = cv_val_new(x->dtype, x->rank, od);
-    if (!y)
-        return cv_knomem(k);
-    size_t es = cv_dtype_nbytes(x->dtype, 1);
-    const int64_t *iv = ix->data;
-    for (size_t i = 0; i < x->nelem; i++) {
-        int64_t at = iv[i];
-        bool ok = at >= 0 && (uint64_t)at < range;
-        if (ok && remap) {
-            int64_t r = at, o = 0, mul = 1;
-            for (int j = x->rank - 1; ok && j >= 0; j--) {
-                int64_t cj = r % dd[j];
-                r /= dd[j];
-                ok = cj < od[j];
-                o += cj * mul, mul *= od[j];
-            }
-            at = o;
-        }
-        if (!ok) {
-            cv_val_unref(y);
-            return cv_kerr(k, "input 1 'I' element %zu is %lld, outside the output", i, (long long)iv[i]);
-        }
-        memcpy((uint8_t *)y->data + (size_t)at * es, (const uint8_t *)x->data + i * es, es);
-    }
-    out[0] = y;
-    return CARVE_OK;
-}
-
 /* ---------------------------------------------------------------- inference */
-
-static const cv_type *tensor_in(cv_ictx *c, uint32_t i)
-{
-    const cv_type *t = cv_infer_in(c, i);
-    return t && t->kind == CARVE_TYPE_TENSOR && t->rank >= 0 ? t : NULL;
-}
-
-static carve_dtype dtype_in(cv_ictx *c, uint32_t i)
-{
-    const cv_type *t = cv_infer_in(c, i);
-    return t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED;
-}
-
-static carve_dim known(int64_t v) { return (carve_dim){v, NULL}; }
 
 /* Conv-like output: X is input xi, W input wi; dtype dt. */
 static carve_status conv_infer(cv_ictx *c, uint32_t xi, uint32_t wi, carve_dtype dt, bool transpose)
 {
-    const cv_type *x = tensor_in(c, xi), *w = tensor_in(c, wi);
+    const cv_type *x = nn_tensor_in(c, xi), *w = nn_tensor_in(c, wi);
     int rank = x ? x->rank : w ? w->rank : -1;
     if (rank < 0)
         return cv_infer_set(c, 0, dt, -1, NULL);
@@ -1351,12 +702,12 @@ static carve_status conv_infer(cv_ictx *c, uint32_t xi, uint32_t wi, carve_dtype
     if (group < 1 || group > INT32_MAX)
         return cv_ierr(c, "attribute 'group' is %lld", (long long)group);
     carve_dim d[CARVE_MAX_RANK];
-    d[0] = x ? x->dims[0] : known(-1);
+    d[0] = x ? x->dims[0] : nn_known(-1);
     if (!transpose)
-        d[1] = w ? w->dims[0] : known(-1);
+        d[1] = w ? w->dims[0] : nn_known(-1);
     else
-        d[1] = w && w->dims[1].value >= 0 && w->dims[1].value <= INT64_MAX / group ? known(w->dims[1].value * group)
-                                                                                   : known(-1);
+        d[1] = w && w->dims[1].value >= 0 && w->dims[1].value <= INT64_MAX / group ? nn_known(w->dims[1].value * group)
+                                                                                   : nn_known(-1);
     if (x && w && x->dims[1].value >= 0) {
         int64_t C = x->dims[1].value, wc = transpose ? w->dims[0].value : w->dims[1].value;
         if (C % group)
@@ -1383,83 +734,12 @@ static carve_status conv_infer(cv_ictx *c, uint32_t xi, uint32_t wi, carve_dtype
                             : win_fwd(&win_, i, in, err, sizeof err);
         if (!ok)
             return cv_ierr(c, "%s", err);
-        d[2 + i] = known(win_.out[i]);
+        d[2 + i] = nn_known(win_.out[i]);
     }
     return cv_infer_set(c, 0, dt, rank, d);
 }
 
-carve_status i_conv(cv_ictx *c) { return conv_infer(c, 0, 1, dtype_in(c, 0), false); }
-carve_status i_convtranspose(cv_ictx *c) { return conv_infer(c, 0, 1, dtype_in(c, 0), true); }
+carve_status i_conv(cv_ictx *c) { return conv_infer(c, 0, 1, nn_dtype_in(c, 0), false); }
+carve_status i_convtranspose(cv_ictx *c) { return conv_infer(c, 0, 1, nn_dtype_in(c, 0), true); }
 carve_status i_convinteger(cv_ictx *c) { return conv_infer(c, 0, 1, CARVE_INT32, false); }
-carve_status i_qlinearconv(cv_ictx *c) { return conv_infer(c, 0, 3, dtype_in(c, 7), false); }
-
-carve_status i_pool(cv_ictx *c)
-{
-    const cv_type *x = tensor_in(c, 0);
-    carve_dtype dt = dtype_in(c, 0);
-    carve_status s;
-    if (!x) {
-        s = cv_infer_set(c, 0, dt, -1, NULL);
-        return s ? s : cv_infer_set(c, 1, CARVE_INT64, -1, NULL);
-    }
-    if (x->rank < 3)
-        return cv_ierr(c, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
-    int n = x->rank - 2;
-    win w;
-    char err[512];
-    if (!win_read(c->m, c->node, n, NULL, &w, err, sizeof err))
-        return cv_ierr(c, "%s", err);
-    carve_dim d[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]};
-    for (int i = 0; i < n; i++) {
-        if (!win_fwd(&w, i, x->dims[2 + i].value, err, sizeof err))
-            return cv_ierr(c, "%s", err);
-        d[2 + i] = known(w.out[i]);
-    }
-    s = cv_infer_set(c, 0, dt, x->rank, d);
-    return s ? s : cv_infer_set(c, 1, CARVE_INT64, x->rank, d);
-}
-
-carve_status i_globalpool(cv_ictx *c)
-{
-    const cv_type *x = tensor_in(c, 0);
-    carve_dtype dt = dtype_in(c, 0);
-    if (!x)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    if (x->rank < 2)
-        return cv_ierr(c, "input 0 'X' has rank %d, expected at least 2 (N, C, spatial...)", x->rank);
-    carve_dim d[CARVE_MAX_RANK];
-    for (int i = 0; i < x->rank; i++)
-        d[i] = i < 2 ? x->dims[i] : known(1);
-    return cv_infer_set(c, 0, dt, x->rank, d);
-}
-
-carve_status i_maxunpool(cv_ictx *c)
-{
-    const cv_type *x = tensor_in(c, 0);
-    carve_dtype dt = dtype_in(c, 0);
-    const cv_val *os = c->const_input(c, 2);
-    if (os && os->rank == 1 && os->nelem <= CARVE_MAX_RANK && cv_dtype_is_int(os->dtype)) {
-        if (x && (size_t)x->rank != os->nelem)
-            return cv_ierr(c, "input 2 'output_shape' has %zu values but input 0 'X' has rank %d", os->nelem, x->rank);
-        carve_dim d[CARVE_MAX_RANK];
-        for (size_t i = 0; i < os->nelem; i++)
-            d[i] = known(cv_val_get_i64(os, i));
-        return cv_infer_set(c, 0, dt, (int)os->nelem, d);
-    }
-    if (!x)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    if (x->rank < 3)
-        return cv_ierr(c, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
-    carve_dim d[CARVE_MAX_RANK] = {x->dims[0], x->dims[1]};
-    if (cv_infer_in(c, 2)) /* output_shape known only at run time */
-        return cv_infer_set(c, 0, dt, x->rank, NULL);
-    win w;
-    char err[512];
-    if (!win_read(c->m, c->node, x->rank - 2, NULL, &w, err, sizeof err))
-        return cv_ierr(c, "%s", err);
-    for (int i = 0; i < x->rank - 2; i++) {
-        int64_t v = unpool_dim(&w, i, x->dims[2 + i].value);
-        d[2 + i] = known(v < 0 ? -1 : v);
-    }
-    return cv_infer_set(c, 0, dt, x->rank, d);
-}
+carve_status i_qlinearconv(cv_ictx *c) { return conv_infer(c, 0, 3, nn_dtype_in(c, 7), false); }

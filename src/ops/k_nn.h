@@ -38,4 +38,20 @@ bool nn_requant(cv_val *y, const double *r, const cv_val *zp);
 /* "[2,3,4]" into buf (for messages). */
 const char *nn_shape_str(char *buf, size_t n, int rank, const int64_t *dims);
 
+/* Inference: input i's type when it is a tensor of known rank, else NULL;
+ * its dtype when it is a tensor, else CARVE_UNDEFINED; a known dim. */
+static inline const cv_type *nn_tensor_in(cv_ictx *c, uint32_t i)
+{
+    const cv_type *t = cv_infer_in(c, i);
+    return t && t->kind == CARVE_TYPE_TENSOR && t->rank >= 0 ? t : NULL;
+}
+
+static inline carve_dtype nn_dtype_in(cv_ictx *c, uint32_t i)
+{
+    const cv_type *t = cv_infer_in(c, i);
+    return t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED;
+}
+
+static inline carve_dim nn_known(int64_t v) { return (carve_dim){v, NULL}; }
+
 #endif /* CARVE_K_NN_H */
