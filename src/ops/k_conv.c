@@ -1,7 +1,7 @@
-/* k_conv.c: convolutions. Conv, ConvTranspose, ConvInteger, QLinearConv,
- * with their shape inference, and the window geometry (win_read, win_fwd,
- * win_bwd) the pools share (k_pool.c); the depthwise loop is in
- * k_conv_dw.c.
+/* k_conv.c: convolutions. Conv and ConvTranspose, the shape inference of
+ * every convolution (ConvInteger and QLinearConv too), and the window
+ * geometry (win_read, win_fwd, win_bwd) the pools share (k_pool.c). The
+ * depthwise loop is in k_conv_dw.c, the integer forms in k_qlinear.c.
  *
  * Conv runs one GEMM (OpenBLAS) per image, group and tile of output lines:
  * a 1x1 stride-1 unpadded kernel multiplies the input directly, a 2-D
@@ -10,8 +10,9 @@
  * COL_BUDGET elements, so a 1024x1024 image never needs a gigabyte of
  * columns. ConvTranspose is the adjoint: one GEMM into columns, then col2im
  * adds them into the output. float16/bfloat16 compute in float32 and round
- * once at the end; double computes in double; the integer forms centre both
- * operands on their zero points and run the double path, which is exact. */
+ * once at the end; double computes in double; the integer forms
+ * (k_qlinear.c) centre both operands on their zero points and run the
+ * double path, which is exact. */
 #include "k_conv.h"
 
 #include "blas.h"
@@ -533,157 +534,6 @@ carve_status k_convtranspose(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **ou
     (void)n_out;
     return conv_float(k, in, n_in, out, true, convt_core);
 }
-
-/* ---------------------------------------------------------------- ConvInteger, QLinearConv */
-
-static bool is_q8(carve_dtype t) { return t == CARVE_INT8 || t == CARVE_UINT8; }
-
-/* x - zp (a one-element tensor or NULL) as doubles. */
-static double *centre_scalar(const cv_val *x, const cv_val *zp)
-{
-    double *d = nn_decode(x);
-    double z = zp && zp->nelem ? cv_val_get_f64(zp, 0) : 0;
-    for (size_t i = 0; d && z != 0 && i < x->nelem; i++)
-        d[i] -= z;
-    return d;
-}
-
-/* w - zp[m] for output channel m (zp: one element or one per channel). */
-static double *centre_channels(const cv_val *w, const cv_val *zp, int64_t M)
-{
-    double *d = nn_decode(w);
-    if (!d || !zp || !M)
-        return d;
-    size_t per = w->nelem / (size_t)M;
-    for (size_t i = 0; i < w->nelem; i++)
-        d[i] -= cv_val_get_f64(zp, zp->nelem == 1 ? 0 : i / per);
-    return d;
-}
-
-static carve_status check_zp(cv_kctx *k, const cv_val *zp, const cv_val *of, int64_t n_ok, const char *zn,
-                             const char *on)
-{
-    if (!zp)
-        return CARVE_OK;
-    if (zp->dtype != of->dtype)
-        return cv_kerr(k, "input '%s' is %s but input '%s' is %s", zn, carve_dtype_name(zp->dtype), on,
-                       carve_dtype_name(of->dtype));
-    if (zp->nelem != 1 && (zp->rank != 1 || (int64_t)zp->nelem != n_ok))
-        return cv_kerr(k, "input '%s' has %zu elements: expected a scalar%s", zn, zp->nelem,
-                       n_ok > 1 ? " or one per output channel" : "");
-    return CARVE_OK;
-}
-
-/* The exact integer convolution of x and w centred on their zero points,
- * plus bias b (int32 or NULL), in double. */
-static carve_status int_conv(cv_kctx *k, const cv_val *x, const cv_val *xzp, const cv_val *w, const cv_val *wzp,
-                             const cv_val *b, const char *const names[4], convg *g, double **acc)
-{
-    *acc = NULL;
-    if (!is_q8(x->dtype) || !is_q8(w->dtype))
-        return cv_kerr(k, "inputs '%s' and '%s' are %s and %s, expected int8 or uint8", names[0], names[2],
-                       carve_dtype_name(x->dtype), carve_dtype_name(w->dtype));
-    if (b && b->dtype != CARVE_INT32)
-        return cv_kerr(k, "input 8 'B' is %s, expected int32", carve_dtype_name(b->dtype));
-    carve_status st = conv_prep(k, x, w, b, false, g);
-    if (!st)
-        st = check_zp(k, xzp, x, 1, names[1], names[0]);
-    if (!st)
-        st = check_zp(k, wzp, w, g->M, names[3], names[2]);
-    if (st)
-        return st;
-    int64_t od[CARVE_MAX_RANK];
-    conv_out_shape(g, od);
-    size_t ny = cv_nelem(x->rank, od);
-    double *X = centre_scalar(x, xzp), *W = centre_channels(w, wzp, g->M), *B = b ? nn_decode(b) : NULL;
-    double *Y = cv_scratch_alloc((ny ? ny : 1) * sizeof *Y); /* conv_fwd fills it first */
-    if (!X || !W || (b && !B) || !Y)
-        st = cv_knomem(k);
-    else
-        st = conv_fwd(k, g, true, X, W, B, Y);
-    cv_scratch_free(X);
-    cv_scratch_free(W);
-    cv_scratch_free(B);
-    if (st)
-        cv_scratch_free(Y);
-    else
-        *acc = Y;
-    return st;
-}
-
-carve_status k_convinteger(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_out;
-    static const char *const names[4] = {"x", "x_zero_point", "w", "w_zero_point"};
-    convg g;
-    double *acc;
-    carve_status st = int_conv(k, in[0], n_in > 2 ? in[2] : NULL, in[1], n_in > 3 ? in[3] : NULL, NULL, names, &g, &acc);
-    if (st)
-        return st;
-    int64_t od[CARVE_MAX_RANK];
-    conv_out_shape(&g, od);
-    cv_val *y = cv_val_new_uninit(CARVE_INT32, in[0]->rank, od);
-    if (!y) {
-        cv_scratch_free(acc);
-        return cv_knomem(k);
-    }
-    int32_t *o = y->data;
-    for (size_t i = 0; i < y->nelem; i++) /* exact integers; wrap like int32 accumulation */
-        o[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)acc[i];
-    cv_scratch_free(acc);
-    out[0] = y;
-    return CARVE_OK;
-}
-
-carve_status k_qlinearconv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    (void)n_out;
-    const cv_val *x = in[0], *xs = in[1], *xzp = in[2], *w = in[3], *ws = in[4], *wzp = in[5], *ys = in[6],
-                 *yzp = in[7], *b = n_in > 8 ? in[8] : NULL;
-    if (!yzp || !is_q8(yzp->dtype) || yzp->nelem != 1)
-        return cv_kerr(k, "input 7 'y_zero_point' must be an int8 or uint8 scalar");
-    if (xs->nelem != 1 || ys->nelem != 1 || !cv_dtype_is_float(xs->dtype) || !cv_dtype_is_float(ys->dtype) ||
-        !cv_dtype_is_float(ws->dtype))
-        return cv_kerr(k, "inputs 'x_scale', 'w_scale' and 'y_scale' must be float ('x_scale' and 'y_scale' scalars)");
-    static const char *const names[4] = {"x", "x_zero_point", "w", "w_zero_point"};
-    convg g;
-    double *acc;
-    carve_status st = int_conv(k, x, xzp, w, wzp, b, names, &g, &acc);
-    if (st)
-        return st;
-    if (ws->nelem != 1 && (ws->rank != 1 || (int64_t)ws->nelem != g.M)) {
-        cv_scratch_free(acc);
-        return cv_kerr(k, "input 4 'w_scale' has %zu elements: expected a scalar or one per output channel (%lld)",
-                       ws->nelem, (long long)g.M);
-    }
-    int64_t od[CARVE_MAX_RANK];
-    conv_out_shape(&g, od);
-    cv_val *y = cv_val_new_uninit(yzp->dtype, x->rank, od); /* nn_requant stores every element */
-    if (!y) {
-        cv_scratch_free(acc);
-        return cv_knomem(k);
-    }
-    /* The multiplier in float32, applied in double (as the ONNX reference:
-     * numpy promotes int32 * float32 to float64). */
-    float fx = (float)cv_val_get_f64(xs, 0), fy = (float)cv_val_get_f64(ys, 0);
-    size_t P = win_prod(g.w.n, g.w.out);
-    for (int64_t nn = 0; nn < g.N; nn++)
-        for (int64_t m = 0; m < g.M; m++) {
-            float mult = fx * (float)cv_val_get_f64(ws, ws->nelem == 1 ? 0 : (size_t)m) / fy;
-            double *a = acc + (size_t)(nn * g.M + m) * P;
-            for (size_t i = 0; i < P; i++)
-                a[i] *= (double)mult;
-        }
-    bool ok = nn_requant(y, acc, yzp);
-    cv_scratch_free(acc);
-    if (!ok) {
-        cv_val_unref(y);
-        return cv_knomem(k);
-    }
-    out[0] = y;
-    return CARVE_OK;
-}
-
 /* ---------------------------------------------------------------- inference */
 
 /* Conv-like output: X is input xi, W input wi; dtype dt. */

@@ -6,6 +6,8 @@
 
 #include "ops.h"
 
+#include <math.h>
+
 /* A float32 version of v: a new reference to v itself when it is float32
  * already, else a converted copy (float16/bfloat16 widened exactly). NULL on
  * NOMEM. */
@@ -37,6 +39,13 @@ bool nn_requant(cv_val *y, const double *r, const cv_val *zp);
 /* An inference error: "node 'NAME' (OP): <message>", CARVE_ERR_INVALID. */
 /* "[2,3,4]" into buf (for messages). */
 const char *nn_shape_str(char *buf, size_t n, int rank, const int64_t *dims);
+
+/* int8 or uint8: the types of the integer products' operands. */
+static inline bool nn_is_q8(carve_dtype t) { return t == CARVE_INT8 || t == CARVE_UINT8; }
+
+/* x is an integer a double holds exactly enough to use as int64 (Gemm's
+ * alpha and beta on integer inputs). */
+static inline bool nn_is_int_valued(double x) { return x == floor(x) && fabs(x) < 9.0e18; }
 
 /* Inference: input i's type when it is a tensor of known rank, else NULL;
  * its dtype when it is a tensor, else CARVE_UNDEFINED; a known dim. */
