@@ -1,6 +1,7 @@
 /* k_elementwise.h: number conversions shared by the element-wise kernels
- * (k_elementwise.c), Cast (k_cast.c) and the decompositions
- * (d_elementwise.c). Private to the element-wise family. */
+ * (k_elementwise.c, k_binary.c), Cast (k_cast.c) and the decompositions
+ * (d_elementwise.c), and what the two element-wise kernel files share.
+ * Private to the element-wise family. */
 #ifndef CARVE_K_ELEMENTWISE_H
 #define CARVE_K_ELEMENTWISE_H
 
@@ -138,5 +139,45 @@ void cv_ew_f32_to_half(const float *src, uint16_t *dst, size_t n, carve_dtype t)
 void cv_ew_load_ints(const cv_val *x, size_t off, size_t n, int64_t *iv);
 void cv_ew_store_ints(cv_val *y, size_t off, size_t n, const int64_t *iv);
 void cv_ew_load_floats(const cv_val *x, size_t off, size_t n, double *dv);
+
+/* ---------------------------------------------------------------- the element-wise kernels
+ *
+ * What k_elementwise.c (unary, Clip, inference) and k_binary.c (binary,
+ * variadic, Where) share. */
+
+typedef enum {
+    U_ABS, U_ACOS, U_ACOSH, U_ASIN, U_ASINH, U_ATAN, U_ATANH, U_CEIL, U_COS, U_COSH, U_ERF, U_EXP, U_FLOOR,
+    U_ISINF, U_ISNAN, U_LOG, U_NEG, U_NOT, U_RECIPROCAL, U_ROUND, U_SIGMOID, U_SIGN, U_SIN, U_SINH, U_SOFTPLUS,
+    U_SOFTSIGN, U_SQRT, U_TAN, U_TANH, U_RELU, U_LEAKYRELU, U_THRESHOLDEDRELU, U_SHRINK, U_BITWISENOT, U_ELU,
+    U_CELU, U_SELU, U_HARDSIGMOID, U_HARDSWISH, U_GELU, U_GELU_TANH, U_MISH,
+    B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MOD, B_FMOD, B_AND, B_OR, B_XOR, B_SHL, B_SHR, B_BAND, B_BOR, B_BXOR,
+    B_EQ, B_GT, B_GE, B_LT, B_LE, B_MAX, B_MIN, B_PRELU, V_SUM, V_MEAN,
+    OP_NONE
+} ew_op;
+
+/* The kernel variant of node k's op (OP_NONE for an op of another family). */
+ew_op ew_op_of(const cv_kctx *k);
+
+static inline bool ew_is_half(carve_dtype t) { return t == CARVE_FLOAT16 || t == CARVE_BFLOAT16; }
+static inline bool ew_is_fp(carve_dtype t) { return t == CARVE_FLOAT || t == CARVE_DOUBLE || ew_is_half(t); }
+static inline bool ew_is_unsigned(carve_dtype t)
+{
+    return t == CARVE_UINT8 || t == CARVE_UINT16 || t == CARVE_UINT32 || t == CARVE_UINT64 || t == CARVE_UINT4;
+}
+/* Integer types with a C type of their own (not 4-bit). */
+static inline bool ew_is_cint(carve_dtype t) { return cv_dtype_is_int(t) && t != CARVE_INT4 && t != CARVE_UINT4; }
+
+/* Elements per chunk of the loops that go through a carrier type. */
+enum { EW_CHUNK = 512 };
+
+/* "input I 'NAME' is not a tensor" / "... is TYPE, which OP does not
+ * take", as kernel errors. */
+carve_status ew_need_tensor(cv_kctx *k, const cv_val *v, uint32_t i);
+carve_status ew_bad_type(cv_kctx *k, uint32_t i, carve_dtype t);
+/* "[2,3,4]" into buf (for messages). */
+void ew_fmt_shape(char *buf, size_t sz, int rank, const int64_t *dims);
+/* A float16/bfloat16 tensor as a new float32 one, and back. NULL on NOMEM. */
+cv_val *ew_half_to_f32(const cv_val *x);
+cv_val *ew_f32_to_half(const cv_val *f, carve_dtype t);
 
 #endif /* CARVE_K_ELEMENTWISE_H */
