@@ -92,6 +92,46 @@ static double *params_of(const cv_val *p, size_t n)
     return d;
 }
 
+/* What a normalization kernel works on: scale and bias as n doubles each
+ * (when given), ntmp doubles of scratch (when not 0), x's working copy and
+ * the result's. */
+typedef struct {
+    double *sc, *bi, *tmp;
+    cv_val *xw, *yw;
+} norm_work;
+
+static void norm_free(norm_work *w)
+{
+    cv_free(w->sc);
+    cv_free(w->bi);
+    cv_free(w->tmp);
+    cv_val_unref(w->xw);
+    cv_val_unref(w->yw);
+}
+
+/* Fills w; CARVE_OK or NOMEM (then w holds nothing). */
+static carve_status norm_begin(cv_kctx *k, norm_work *w, const cv_val *x, const cv_val *s, const cv_val *b, size_t n,
+                               size_t ntmp)
+{
+    w->sc = s ? params_of(s, n) : NULL, w->bi = b ? params_of(b, n) : NULL;
+    w->tmp = ntmp ? cv_malloc(ntmp * sizeof *w->tmp) : NULL;
+    w->xw = work_of(x), w->yw = w->xw ? cv_val_like(w->xw) : NULL;
+    if ((!s || w->sc) && (!b || w->bi) && (!ntmp || w->tmp) && w->xw && w->yw)
+        return CARVE_OK;
+    norm_free(w);
+    return cv_knomem(k);
+}
+
+/* Frees w and makes out[0] the result in dtype. */
+static carve_status norm_end(cv_kctx *k, norm_work *w, carve_dtype dtype, cv_val **out)
+{
+    cv_val *yw = w->yw;
+    w->yw = NULL;
+    norm_free(w);
+    out[0] = result_of(yw, dtype);
+    return out[0] ? CARVE_OK : cv_knomem(k);
+}
+
 /* p broadcast (numpy, right-aligned) to dims[0..r), as doubles. false when
  * it does not broadcast. */
 static bool bcast_params(const cv_val *p, int r, const int64_t *dims, double *dst)
@@ -124,6 +164,17 @@ static bool float_input(cv_kctx *k, const cv_val *x, const char *name)
         return true;
     cv_kerr(k, "input 0 '%s' has type %s, which %s does not take", name, carve_dtype_name(x->dtype),
             k->m->nodes[k->node].op);
+    return false;
+}
+
+/* x (input 0, `name`) is a float tensor of rank 2 or more (N, C, D1, ...). */
+static bool nc_input(cv_kctx *k, const cv_val *x, const char *name)
+{
+    if (!float_input(k, x, name))
+        return false;
+    if (x->rank >= 2)
+        return true;
+    cv_kerr(k, "input 0 '%s' has rank %d; it must be (N, C, D1, ...)", name, x->rank);
     return false;
 }
 
@@ -263,23 +314,18 @@ carve_status k_instancenorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out
 {
     (void)n_in, (void)n_out;
     const cv_val *x = in[0];
-    if (!float_input(k, x, "input"))
+    if (!nc_input(k, x, "input"))
         return CARVE_ERR_INVALID;
-    if (x->rank < 2)
-        return cv_kerr(k, "input 0 'input' has rank %d; it must be (N, C, D1, ...)", x->rank);
     size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = sh_span(x->dims, 2, x->rank);
     if (!check_count(k, in[1], 1, "scale", C, "one per channel") || !check_count(k, in[2], 2, "B", C, "one per channel"))
         return CARVE_ERR_INVALID;
     double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
-    double *sc = params_of(in[1], C), *bi = params_of(in[2], C);
-    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
-    if (!sc || !bi || !xw || !yw) {
-        cv_free(sc);
-        cv_free(bi);
-        cv_val_unref(xw);
-        cv_val_unref(yw);
-        return cv_knomem(k);
-    }
+    norm_work w;
+    if (norm_begin(k, &w, x, in[1], in[2], C, 0))
+        return CARVE_ERR_NOMEM;
+    const double *sc = w.sc, *bi = w.bi;
+    const cv_val *xw = w.xw;
+    cv_val *yw = w.yw;
     bool dbl = xw->dtype == CARVE_DOUBLE;
     for (size_t r = 0; r < N * C; r++) {
         size_t c = r % C, off = r * S;
@@ -292,11 +338,7 @@ carve_status k_instancenorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out
             affine_f32((const float *)xw->data + off, (float *)yw->data + off, S, mean, sc[c] / sqrt(var + eps), bi[c]);
         }
     }
-    cv_free(sc);
-    cv_free(bi);
-    cv_val_unref(xw);
-    out[0] = result_of(yw, x->dtype);
-    return out[0] ? CARVE_OK : cv_knomem(k);
+    return norm_end(k, &w, x->dtype, out);
 }
 
 /* ================================================================ LayerNormalization */
@@ -432,10 +474,8 @@ carve_status k_groupnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
 {
     (void)n_in, (void)n_out;
     const cv_val *x = in[0];
-    if (!float_input(k, x, "X"))
+    if (!nc_input(k, x, "X"))
         return CARVE_ERR_INVALID;
-    if (x->rank < 2)
-        return cv_kerr(k, "input 0 'X' has rank %d; it must be (N, C, D1, ...)", x->rank);
     int64_t g;
     if (!carve_node_attr_int(k->m, k->node, "num_groups", &g))
         return cv_kerr(k, "attribute 'num_groups' is missing");
@@ -449,15 +489,12 @@ carve_status k_groupnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     if (!check_count(k, in[1], 1, "scale", np, what) || !check_count(k, in[2], 2, "bias", np, what))
         return CARVE_ERR_INVALID;
     double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
-    double *sc = params_of(in[1], np), *bi = params_of(in[2], np);
-    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
-    if (!sc || !bi || !xw || !yw) {
-        cv_free(sc);
-        cv_free(bi);
-        cv_val_unref(xw);
-        cv_val_unref(yw);
-        return cv_knomem(k);
-    }
+    norm_work w;
+    if (norm_begin(k, &w, x, in[1], in[2], np, 0))
+        return CARVE_ERR_NOMEM;
+    const double *sc = w.sc, *bi = w.bi;
+    const cv_val *xw = w.xw;
+    cv_val *yw = w.yw;
     bool dbl = xw->dtype == CARVE_DOUBLE;
     for (size_t n = 0; n < N; n++)
         for (size_t q = 0; q < G; q++) {
@@ -476,11 +513,7 @@ carve_status k_groupnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
                     affine_f32((const float *)xw->data + o, (float *)yw->data + o, S, mean, iv * sc[p], bi[p]);
             }
         }
-    cv_free(sc);
-    cv_free(bi);
-    cv_val_unref(xw);
-    out[0] = result_of(yw, x->dtype);
-    return out[0] ? CARVE_OK : cv_knomem(k);
+    return norm_end(k, &w, x->dtype, out);
 }
 
 /* ================================================================ MeanVarianceNormalization */
@@ -566,23 +599,15 @@ carve_status k_mvn(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
         if (!mask[i])
             no *= (size_t)x->dims[i];
     }
-    double *acc = cv_malloc((no ? no : 1) * 3 * sizeof *acc);
-    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
-    if (!acc || !xw || !yw) {
-        cv_free(acc);
-        cv_val_unref(xw);
-        cv_val_unref(yw);
-        return cv_knomem(k);
-    }
-    memset(acc, 0, (no ? no : 1) * 3 * sizeof *acc);
-    if (xw->dtype == CARVE_DOUBLE)
-        mvn_f64(xw->data, yw->data, x->rank, x->dims, ost, no, acc);
+    norm_work w;
+    if (norm_begin(k, &w, x, NULL, NULL, 0, (no ? no : 1) * 3))
+        return CARVE_ERR_NOMEM;
+    memset(w.tmp, 0, (no ? no : 1) * 3 * sizeof *w.tmp);
+    if (w.xw->dtype == CARVE_DOUBLE)
+        mvn_f64(w.xw->data, w.yw->data, x->rank, x->dims, ost, no, w.tmp);
     else
-        mvn_f32(xw->data, yw->data, x->rank, x->dims, ost, no, acc);
-    cv_free(acc);
-    cv_val_unref(xw);
-    out[0] = result_of(yw, x->dtype);
-    return out[0] ? CARVE_OK : cv_knomem(k);
+        mvn_f32(w.xw->data, w.yw->data, x->rank, x->dims, ost, no, w.tmp);
+    return norm_end(k, &w, x->dtype, out);
 }
 
 /* ================================================================ LRN */
@@ -621,30 +646,20 @@ carve_status k_lrn(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
 {
     (void)n_in, (void)n_out;
     const cv_val *x = in[0];
-    if (!float_input(k, x, "X"))
+    if (!nc_input(k, x, "X"))
         return CARVE_ERR_INVALID;
-    if (x->rank < 2)
-        return cv_kerr(k, "input 0 'X' has rank %d; it must be (N, C, D1, ...)", x->rank);
     int64_t size;
     if (!carve_node_attr_int(k->m, k->node, "size", &size) || size < 1)
         return cv_kerr(k, "attribute 'size' is missing or below 1");
     double alpha = cv_attr_f(k->m, k->node, "alpha", 1e-4f), beta = cv_attr_f(k->m, k->node, "beta", 0.75f),
            bias = cv_attr_f(k->m, k->node, "bias", 1.0f);
     size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = sh_span(x->dims, 2, x->rank);
-    double *sq = cv_malloc((S ? S : 1) * sizeof *sq);
-    cv_val *xw = work_of(x), *yw = xw ? cv_val_like(xw) : NULL;
-    if (!sq || !xw || !yw) {
-        cv_free(sq);
-        cv_val_unref(xw);
-        cv_val_unref(yw);
-        return cv_knomem(k);
-    }
-    if (xw->dtype == CARVE_DOUBLE)
-        lrn_f64(xw->data, yw->data, N, C, S, size, alpha, beta, bias, sq);
+    norm_work w;
+    if (norm_begin(k, &w, x, NULL, NULL, 0, S ? S : 1))
+        return CARVE_ERR_NOMEM;
+    if (w.xw->dtype == CARVE_DOUBLE)
+        lrn_f64(w.xw->data, w.yw->data, N, C, S, size, alpha, beta, bias, w.tmp);
     else
-        lrn_f32(xw->data, yw->data, N, C, S, size, alpha, beta, bias, sq);
-    cv_free(sq);
-    cv_val_unref(xw);
-    out[0] = result_of(yw, x->dtype);
-    return out[0] ? CARVE_OK : cv_knomem(k);
+        lrn_f32(w.xw->data, w.yw->data, N, C, S, size, alpha, beta, bias, w.tmp);
+    return norm_end(k, &w, x->dtype, out);
 }
