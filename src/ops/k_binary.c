@@ -108,8 +108,8 @@ static carve_status bshape(cv_kctx *k, int n, const cv_val *const *in, const uin
         int nr;
         if (!cv_broadcast_shape(*rank, dims, in[i]->rank, in[i]->dims, &nr, nd)) {
             char a[200], b[200];
-            ew_fmt_shape(a, sizeof a, *rank, dims);
-            ew_fmt_shape(b, sizeof b, in[i]->rank, in[i]->dims);
+            cv_shape_str(a, sizeof a, *rank, dims);
+            cv_shape_str(b, sizeof b, in[i]->rank, in[i]->dims);
             return cv_kerr(k, "input %u '%s' of shape %s does not broadcast with shape %s", idx[i],
                            cv_ew_in_name(k, idx[i]), b, a);
         }
@@ -478,8 +478,8 @@ static carve_status legacy_view(cv_kctx *k, const cv_val *a, cv_val *bview)
         ok = bview->dims[i] == a->dims[axis + i] || bview->dims[i] == 1;
     if (!ok) {
         char sa[200], sb[200];
-        ew_fmt_shape(sa, sizeof sa, a->rank, a->dims);
-        ew_fmt_shape(sb, sizeof sb, bview->rank, bview->dims);
+        cv_shape_str(sa, sizeof sa, a->rank, a->dims);
+        cv_shape_str(sb, sizeof sb, bview->rank, bview->dims);
         return cv_kerr(k, "input 1 '%s' of shape %s does not match input 0's shape %s from axis %lld", cv_ew_in_name(k, 1),
                        sb, sa, (long long)axis);
     }
@@ -546,8 +546,8 @@ carve_status k_binary(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
             return s;
         if (rank != a->rank || memcmp(dims, a->dims, sizeof(int64_t) * (size_t)rank)) {
             char sa[200], sb[200];
-            ew_fmt_shape(sa, sizeof sa, a->rank, a->dims);
-            ew_fmt_shape(sb, sizeof sb, bv.rank, bv.dims);
+            cv_shape_str(sa, sizeof sa, a->rank, a->dims);
+            cv_shape_str(sb, sizeof sb, bv.rank, bv.dims);
             return cv_kerr(k, "input 1 '%s' of shape %s does not broadcast to X's shape %s", cv_ew_in_name(k, 1), sb,
                            sa);
         }

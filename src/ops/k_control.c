@@ -75,15 +75,6 @@ static void unref_all(cv_val **v, size_t n)
     }
 }
 
-static void fmt_dims(char *buf, size_t sz, int rank, const int64_t *dims)
-{
-    size_t at = (size_t)snprintf(buf, sz, "[");
-    for (int i = 0; i < rank && at < sz; i++)
-        at += (size_t)snprintf(buf + at, sz - at, i ? ",%lld" : "%lld", (long long)dims[i]);
-    if (at < sz)
-        snprintf(buf + at, sz - at, "]");
-}
-
 /* x[..., idx, ...] along axis: a copy of rank one less. */
 static cv_val *slice_axis(const cv_val *x, int axis, int64_t idx)
 {
@@ -120,8 +111,8 @@ static carve_status same_shape(cv_kctx *k, const cv_val *first, const cv_val *t,
     if (same)
         return CARVE_OK;
     char a[200], b[200];
-    fmt_dims(a, sizeof a, t->rank, t->dims);
-    fmt_dims(b, sizeof b, first->rank, first->dims);
+    cv_shape_str(a, sizeof a, t->rank, t->dims);
+    cv_shape_str(b, sizeof b, first->rank, first->dims);
     return cv_kerr(k, "%s %u is %s %s at iteration %zu but %s %s at iteration 0 (it must keep one shape)", what, idx,
                    carve_dtype_name(t->dtype), a, iter, carve_dtype_name(first->dtype), b);
 }
@@ -208,6 +199,27 @@ static void vlists_free(vlist *l, size_t n)
         cv_free(l[i].v);
     }
     cv_free(l);
+}
+
+/* Loop and Scan: takes one iteration's scan outputs y[0..n) (each set to
+ * NULL) onto scans[0..n), each a tensor of the shape of its first. */
+static carve_status collect_scans(cv_kctx *k, vlist *scans, uint32_t n, cv_val **y, int64_t it)
+{
+    carve_status s = CARVE_OK;
+    for (uint32_t j = 0; j < n && !s; j++) {
+        cv_val *x = y[j];
+        y[j] = NULL;
+        if (x->kind != CV_VAL_TENSOR)
+            s = cv_kerr(k, "scan output %u is not a tensor at iteration %lld", j, (long long)it);
+        else if (scans[j].n)
+            s = same_shape(k, scans[j].v[0], x, "scan output", j, scans[j].n);
+        if (s || !vlist_push(&scans[j], x)) {
+            cv_val_unref(x);
+            if (!s)
+                s = cv_knomem(k);
+        }
+    }
+    return s;
 }
 
 /* ---------------------------------------------------------------- If */
@@ -309,19 +321,8 @@ carve_status k_loop(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
             bin[2 + i] = bout[1 + i];
             bout[1 + i] = NULL;
         }
-        for (uint32_t j = 0; j < n_scan && !s; j++) {
-            cv_val *x = bout[1 + n_car + j];
-            bout[1 + n_car + j] = NULL;
-            if (x->kind != CV_VAL_TENSOR)
-                s = cv_kerr(k, "scan output %u is not a tensor at iteration %lld", j, (long long)it);
-            else if (scans[j].n)
-                s = same_shape(k, scans[j].v[0], x, "scan output", j, scans[j].n);
-            if (s || !vlist_push(&scans[j], x)) {
-                cv_val_unref(x);
-                if (!s)
-                    s = cv_knomem(k);
-            }
-        }
+        if (!s)
+            s = collect_scans(k, scans, n_scan, bout + 1 + n_car, it);
         unref_all(bout, nb_out);
         if (s)
             break;
@@ -603,19 +604,8 @@ carve_status k_scan(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
             bin[i] = bout[i];
             bout[i] = NULL;
         }
-        for (uint32_t j = 0; j < n_scan && !s; j++) {
-            cv_val *y = bout[n_st + j];
-            bout[n_st + j] = NULL;
-            if (y->kind != CV_VAL_TENSOR)
-                s = cv_kerr(k, "scan output %u is not a tensor at iteration %lld", j, (long long)t);
-            else if (scans[j].n)
-                s = same_shape(k, scans[j].v[0], y, "scan output", j, scans[j].n);
-            if (s || !vlist_push(&scans[j], y)) {
-                cv_val_unref(y);
-                if (!s)
-                    s = cv_knomem(k);
-            }
-        }
+        if (!s)
+            s = collect_scans(k, scans, n_scan, bout + n_st, t);
         unref_all(bout, nb);
     }
     memset(out, 0, n_out * sizeof *out);

@@ -344,11 +344,11 @@ carve_status conv_prep(cv_kctx *k, const cv_val *x, const cv_val *wt, const cv_v
     char sx[256], sw[256], err[512];
     if (x->rank < 3)
         return cv_kerr(k, "input 0 'X' %s has rank %d, expected at least 3 (N, C, spatial...)",
-                       nn_shape_str(sx, sizeof sx, x->rank, x->dims), x->rank);
+                       cv_shape_str(sx, sizeof sx, x->rank, x->dims), x->rank);
     if (wt->rank != x->rank)
         return cv_kerr(k, "input 1 'W' %s has rank %d but input 0 'X' %s has rank %d",
-                       nn_shape_str(sw, sizeof sw, wt->rank, wt->dims), wt->rank,
-                       nn_shape_str(sx, sizeof sx, x->rank, x->dims), x->rank);
+                       cv_shape_str(sw, sizeof sw, wt->rank, wt->dims), wt->rank,
+                       cv_shape_str(sx, sizeof sx, x->rank, x->dims), x->rank);
     g->group = cv_attr_i(k->m, k->node, "group", 1);
     g->N = x->dims[0], g->C = x->dims[1];
     if (g->group < 1 || g->group > INT32_MAX || g->C % g->group || (g->C && g->group > g->C))
@@ -358,23 +358,23 @@ carve_status conv_prep(cv_kctx *k, const cv_val *x, const cv_val *wt, const cv_v
         g->M = wt->dims[0];
         if (wt->dims[1] != g->C / g->group)
             return cv_kerr(k, "input 1 'W' %s has %lld channels per group but input 0 'X' %s has %lld channels in %lld groups",
-                           nn_shape_str(sw, sizeof sw, wt->rank, wt->dims), (long long)wt->dims[1],
-                           nn_shape_str(sx, sizeof sx, x->rank, x->dims), (long long)g->C, (long long)g->group);
+                           cv_shape_str(sw, sizeof sw, wt->rank, wt->dims), (long long)wt->dims[1],
+                           cv_shape_str(sx, sizeof sx, x->rank, x->dims), (long long)g->C, (long long)g->group);
         if (g->M % g->group)
             return cv_kerr(k, "input 1 'W' has %lld output channels, not divisible by group %lld", (long long)g->M,
                            (long long)g->group);
     } else {
         if (wt->dims[0] != g->C)
             return cv_kerr(k, "input 1 'W' %s has %lld input channels but input 0 'X' %s has %lld",
-                           nn_shape_str(sw, sizeof sw, wt->rank, wt->dims), (long long)wt->dims[0],
-                           nn_shape_str(sx, sizeof sx, x->rank, x->dims), (long long)g->C);
+                           cv_shape_str(sw, sizeof sw, wt->rank, wt->dims), (long long)wt->dims[0],
+                           cv_shape_str(sx, sizeof sx, x->rank, x->dims), (long long)g->C);
         if (wt->dims[1] > INT64_MAX / g->group)
             return cv_kerr(k, "input 1 'W' has %lld output channels per group, too many", (long long)wt->dims[1]);
         g->M = wt->dims[1] * g->group;
     }
     if (b && (b->rank != 1 || b->dims[0] != g->M))
         return cv_kerr(k, "input 2 'B' %s must be 1-D with %lld elements (one per output channel)",
-                       nn_shape_str(sw, sizeof sw, b->rank, b->dims), (long long)g->M);
+                       cv_shape_str(sw, sizeof sw, b->rank, b->dims), (long long)g->M);
     int n = x->rank - 2;
     if (!win_read(k->m, k->node, n, wt->dims + 2, &g->w, err, sizeof err))
         return cv_kerr(k, "%s", err);

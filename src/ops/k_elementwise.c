@@ -83,15 +83,6 @@ carve_status ew_bad_type(cv_kctx *k, uint32_t i, carve_dtype t)
                    k->m->nodes[k->node].op);
 }
 
-void ew_fmt_shape(char *buf, size_t sz, int rank, const int64_t *dims)
-{
-    size_t o = (size_t)snprintf(buf, sz, "[");
-    for (int i = 0; i < rank && o < sz; i++)
-        o += (size_t)snprintf(buf + o, sz - o, i ? ",%lld" : "%lld", (long long)dims[i]);
-    if (o < sz)
-        snprintf(buf + o, sz - o, "]");
-}
-
 /* A float16/bfloat16 tensor as a new float32 one. */
 cv_val *ew_half_to_f32(const cv_val *x)
 {

@@ -174,8 +174,6 @@ enum { EW_CHUNK = 512 };
  * take", as kernel errors. */
 carve_status ew_need_tensor(cv_kctx *k, const cv_val *v, uint32_t i);
 carve_status ew_bad_type(cv_kctx *k, uint32_t i, carve_dtype t);
-/* "[2,3,4]" into buf (for messages). */
-void ew_fmt_shape(char *buf, size_t sz, int rank, const int64_t *dims);
 /* A float16/bfloat16 tensor as a new float32 one, and back. NULL on NOMEM. */
 cv_val *ew_half_to_f32(const cv_val *x);
 cv_val *ew_f32_to_half(const cv_val *f, carve_dtype t);

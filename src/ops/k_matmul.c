@@ -17,16 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *nn_shape_str(char *buf, size_t n, int rank, const int64_t *dims)
-{
-    size_t k = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < rank && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)dims[i]);
-    if (k < n)
-        snprintf(buf + k, n - k, "]");
-    return buf;
-}
-
 /* ---------------------------------------------------------------- working representations */
 
 static bool w_native(carve_dtype t, wkind k)
@@ -208,11 +198,11 @@ carve_status mm_shape(cv_kctx *k, const cv_val *a, const cv_val *b, const char *
     char sa[256], sb[256];
     if (K != K2)
         return cv_kerr(k, "input '%s' %s has %lld columns but input '%s' %s has %lld rows", an,
-                       nn_shape_str(sa, sizeof sa, a->rank, a->dims), (long long)K, bn,
-                       nn_shape_str(sb, sizeof sb, b->rank, b->dims), (long long)K2);
+                       cv_shape_str(sa, sizeof sa, a->rank, a->dims), (long long)K, bn,
+                       cv_shape_str(sb, sizeof sb, b->rank, b->dims), (long long)K2);
     if (!cv_broadcast_shape(s->ra, a->dims, s->rb, b->dims, &s->rc, s->cb))
         return cv_kerr(k, "the batch dims of input '%s' %s and input '%s' %s do not broadcast", an,
-                       nn_shape_str(sa, sizeof sa, a->rank, a->dims), bn, nn_shape_str(sb, sizeof sb, b->rank, b->dims));
+                       cv_shape_str(sa, sizeof sa, a->rank, a->dims), bn, cv_shape_str(sb, sizeof sb, b->rank, b->dims));
     s->M = (size_t)M, s->N = (size_t)N, s->K = (size_t)K;
     s->orank = s->rc;
     memcpy(s->odims, s->cb, (size_t)s->rc * sizeof *s->cb);
@@ -286,7 +276,7 @@ static carve_status gemm_c_strides(cv_kctx *k, const cv_val *c, int64_t M, int64
     if (!ok) {
         char sc[256];
         return cv_kerr(k, "input 2 'C' %s does not broadcast to the output [%lld,%lld]",
-                       nn_shape_str(sc, sizeof sc, c->rank, c->dims), (long long)M, (long long)N);
+                       cv_shape_str(sc, sizeof sc, c->rank, c->dims), (long long)M, (long long)N);
     }
     cv_bcast_strides(c->rank, c->dims, 2, od, st);
     return CARVE_OK;
@@ -392,7 +382,7 @@ carve_status k_det(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
         return cv_kerr(k, "input 0 'X' is %s, expected a float type", carve_dtype_name(x->dtype));
     if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2]) {
         char sx[256];
-        return cv_kerr(k, "input 0 'X' %s is not a batch of square matrices", nn_shape_str(sx, sizeof sx, x->rank, x->dims));
+        return cv_kerr(k, "input 0 'X' %s is not a batch of square matrices", cv_shape_str(sx, sizeof sx, x->rank, x->dims));
     }
     size_t n = (size_t)x->dims[x->rank - 1], nb = cv_nelem(x->rank - 2, x->dims);
     cv_val *y = cv_val_new_uninit(x->dtype, x->rank - 2, x->dims); /* one det per matrix */

@@ -36,9 +36,6 @@ void nn_qstore(cv_val *y, const int32_t *q);
  * false on NOMEM. */
 bool nn_requant(cv_val *y, const double *r, const cv_val *zp);
 
-/* An inference error: "node 'NAME' (OP): <message>", CARVE_ERR_INVALID. */
-/* "[2,3,4]" into buf (for messages). */
-const char *nn_shape_str(char *buf, size_t n, int rank, const int64_t *dims);
 
 /* int8 or uint8: the types of the integer products' operands. */
 static inline bool nn_is_q8(carve_dtype t) { return t == CARVE_INT8 || t == CARVE_UINT8; }

@@ -162,7 +162,7 @@ static carve_status pool(cv_kctx *k, pool_kind kind, cv_val **in, cv_val **out, 
     char sx[256], err[512];
     if (x->rank < 3)
         return cv_kerr(k, "input 0 'X' %s has rank %d, expected at least 3 (N, C, spatial...)",
-                       nn_shape_str(sx, sizeof sx, x->rank, x->dims), x->rank);
+                       cv_shape_str(sx, sizeof sx, x->rank, x->dims), x->rank);
     win w;
     int n = x->rank - 2;
     if (!win_read(k->m, k->node, n, NULL, &w, err, sizeof err))
@@ -312,7 +312,7 @@ carve_status k_maxunpool(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
         return cv_kerr(k, "input 0 'X' has rank %d, expected at least 3 (N, C, spatial...)", x->rank);
     if (ix->dtype != CARVE_INT64 || ix->rank != x->rank || memcmp(ix->dims, x->dims, (size_t)x->rank * sizeof *x->dims))
         return cv_kerr(k, "input 1 'I' (%s %s) must be int64 with the shape of input 0 'X' %s", carve_dtype_name(ix->dtype),
-                       nn_shape_str(si, sizeof si, ix->rank, ix->dims), nn_shape_str(sx, sizeof sx, x->rank, x->dims));
+                       cv_shape_str(si, sizeof si, ix->rank, ix->dims), cv_shape_str(sx, sizeof sx, x->rank, x->dims));
     win w;
     int n = x->rank - 2;
     if (!win_read(k->m, k->node, n, NULL, &w, err, sizeof err))

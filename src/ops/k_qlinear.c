@@ -33,8 +33,8 @@ static carve_status centered(cv_kctx *k, const cv_val *x, const cv_val *zp, int 
         if (!along && !bc) {
             char sz[256], sx[256];
             return cv_kerr(k, "input '%s' %s is neither a scalar, a 1-D tensor of %lld elements nor a shape broadcasting to input '%s' %s",
-                           zn, nn_shape_str(sz, sizeof sz, zp->rank, zp->dims),
-                           (long long)(axis >= 0 ? x->dims[axis] : 1), xn, nn_shape_str(sx, sizeof sx, x->rank, x->dims));
+                           zn, cv_shape_str(sz, sizeof sz, zp->rank, zp->dims),
+                           (long long)(axis >= 0 ? x->dims[axis] : 1), xn, cv_shape_str(sx, sizeof sx, x->rank, x->dims));
         }
         if (!along)
             cv_bcast_strides(zp->rank, zp->dims, x->rank, x->dims, st);

@@ -154,17 +154,10 @@ static carve_status check_dims(cv_kctx *k, const cv_val *v, uint32_t idx, const 
     for (int i = 0; ok && i < rank; i++)
         ok = v->dims[i] == dims[i];
     if (!ok) {
-        char want[160], got[160];
-        size_t a = 0, b = 0;
-        for (int i = 0; i < rank; i++)
-            a += (size_t)snprintf(want + a, sizeof want - a, i ? ",%lld" : "%lld", (long long)dims[i]);
-        for (int i = 0; v->kind == CV_VAL_TENSOR && i < v->rank && b < sizeof got; i++)
-            b += (size_t)snprintf(got + b, sizeof got - b, i ? ",%lld" : "%lld", (long long)v->dims[i]);
-        if (!a)
-            want[0] = 0;
-        if (!b)
-            got[0] = 0;
-        return cv_kerr(k, "input %u '%s' has shape [%s], expected [%s]", idx, name, got, want);
+        char want[256], got[256];
+        cv_shape_str(want, sizeof want, rank, dims);
+        cv_shape_str(got, sizeof got, v->kind == CV_VAL_TENSOR ? v->rank : 0, v->dims);
+        return cv_kerr(k, "input %u '%s' has shape %s, expected %s", idx, name, got, want);
     }
     if (dt != CARVE_UNDEFINED && v->dtype != dt)
         return cv_kerr(k, "input %u '%s' is %s but input 0 'X' is %s", idx, name, carve_dtype_name(v->dtype),

@@ -125,6 +125,8 @@ carve_status cv_node_verr(const carve_model *m, carve_node_id node, carve_status
                           const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 carve_status cv_kerr(cv_kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 carve_status cv_knomem(cv_kctx *k);
+/* "[2,3,4]" into buf, cut short when it does not fit; returns buf (kutil.c). */
+const char *cv_shape_str(char *buf, size_t n, int rank, const int64_t *dims);
 
 /* Attribute readers with defaults. */
 int64_t cv_attr_i(const carve_model *m, carve_node_id n, const char *name, int64_t dflt);
