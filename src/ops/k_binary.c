@@ -123,28 +123,23 @@ static carve_status bshape(cv_kctx *k, int n, const cv_val *const *in, const uin
 
 /* The innermost loop over a run, specialised on the input strides so the
  * same-shape and scalar cases are plain vectorizable loops. */
-#define LOOP3(T, Y, E)                                                \
-    if (sa && sb) {                                                   \
-        for (size_t i = 0; i < n; i++) {                              \
-            const T u = a[i], v = b[i];                               \
-            Y[i] = (E);                                               \
-        }                                                             \
-    } else if (sb) {                                                  \
-        const T u = a[0];                                             \
-        for (size_t i = 0; i < n; i++) {                              \
-            const T v = b[i];                                         \
-            Y[i] = (E);                                               \
-        }                                                             \
-    } else if (sa) {                                                  \
-        const T v = b[0];                                             \
-        for (size_t i = 0; i < n; i++) {                              \
-            const T u = a[i];                                         \
-            Y[i] = (E);                                               \
-        }                                                             \
-    } else {                                                          \
-        const T u = a[0], v = b[0];                                   \
-        for (size_t i = 0; i < n; i++)                                \
-            Y[i] = (E);                                               \
+#define EACH(T, Y, E, UI, VI)          \
+    for (size_t i = 0; i < n; i++) {   \
+        const T u = (UI), v = (VI);    \
+        Y[i] = (E);                    \
+    }
+#define LOOP3(T, Y, E)                           \
+    if (sa && sb) {                              \
+        EACH(T, Y, E, a[i], b[i])                \
+    } else if (sb) {                             \
+        const T u0 = a[0];                       \
+        EACH(T, Y, E, u0, b[i])                  \
+    } else if (sa) {                             \
+        const T v0 = b[0];                       \
+        EACH(T, Y, E, a[i], v0)                  \
+    } else {                                     \
+        const T u0 = a[0], v0 = b[0];            \
+        EACH(T, Y, E, u0, v0)                    \
     }
 
 /* Float binary ops (u: A's element, v: B's). Max/Min propagate NaN. */
@@ -171,31 +166,24 @@ static carve_status bshape(cv_kctx *k, int n, const cv_val *const *in, const uin
 #define CMP_CASE(OP, E) \
     case OP: LOOP3(T, q, (uint8_t)(E)) break;
 
-static void bin_f32(ew_op op, const float *restrict a, int sa, const float *restrict b, int sb, void *restrict yv,
-                    size_t n)
-{
-    typedef float T;
-    T *restrict y = yv;
-    uint8_t *restrict q = yv;
-    switch (op) {
-        FLOAT_BIN_OPS(ARITH_CASE)
-        CMP_OPS(CMP_CASE)
-    default: break;
+/* bin_f32 and bin_f64: one body, two element types. */
+#define DEF_FLOAT_BIN(NAME, TT)                                                                            \
+    static void NAME(ew_op op, const TT *restrict a, int sa, const TT *restrict b, int sb, void *restrict yv, \
+                     size_t n)                                                                              \
+    {                                                                                                       \
+        typedef TT T;                                                                                       \
+        T *restrict y = yv;                                                                                 \
+        uint8_t *restrict q = yv;                                                                           \
+        switch (op) {                                                                                       \
+            FLOAT_BIN_OPS(ARITH_CASE)                                                                       \
+            CMP_OPS(CMP_CASE)                                                                               \
+        default: break;                                                                                     \
+        }                                                                                                   \
     }
-}
 
-static void bin_f64(ew_op op, const double *restrict a, int sa, const double *restrict b, int sb,
-                    void *restrict yv, size_t n)
-{
-    typedef double T;
-    T *restrict y = yv;
-    uint8_t *restrict q = yv;
-    switch (op) {
-        FLOAT_BIN_OPS(ARITH_CASE)
-        CMP_OPS(CMP_CASE)
-    default: break;
-    }
-}
+DEF_FLOAT_BIN(bin_f32, float)
+DEF_FLOAT_BIN(bin_f64, double)
+#undef DEF_FLOAT_BIN
 
 /* Integer ops: arithmetic through the unsigned type UT (wraps, no signed
  * overflow); divisors are checked for zero beforehand. */

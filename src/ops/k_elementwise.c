@@ -166,25 +166,21 @@ static inline double clamp01d(double t) { return t < 0 ? 0 : t > 1 ? 1 : t; }
         }                                   \
         break;
 
-static void un_f32(ew_op op, const float *restrict x, float *restrict y, size_t n, upar p)
-{
-    typedef float T;
-    const T a = p.a, b = p.b;
-    switch (op) {
-        UNARY_FLOAT_OPS(UNARY_CASE)
-    default: break;
+/* un_f32 and un_f64: one body, two element types. */
+#define DEF_FLOAT_UN(NAME, TT)                                                          \
+    static void NAME(ew_op op, const TT *restrict x, TT *restrict y, size_t n, upar p) \
+    {                                                                                   \
+        typedef TT T;                                                                   \
+        const T a = p.a, b = p.b;                                                       \
+        switch (op) {                                                                   \
+            UNARY_FLOAT_OPS(UNARY_CASE)                                                 \
+        default: break;                                                                 \
+        }                                                                               \
     }
-}
 
-static void un_f64(ew_op op, const double *restrict x, double *restrict y, size_t n, upar p)
-{
-    typedef double T;
-    const T a = p.a, b = p.b;
-    switch (op) {
-        UNARY_FLOAT_OPS(UNARY_CASE)
-    default: break;
-    }
-}
+DEF_FLOAT_UN(un_f32, float)
+DEF_FLOAT_UN(un_f64, double)
+#undef DEF_FLOAT_UN
 #undef UNARY_CASE
 
 /* IsInf / IsNaN on float32 or double values. */

@@ -102,6 +102,23 @@ static carve_status int_product(cv_kctx *k, const cv_val *a, const cv_val *azp, 
     return st;
 }
 
+/* out[0] = the int32 tensor of the exact integers acc (consumed), wrapped
+ * as int32 accumulation wraps: MatMulInteger's and ConvInteger's result. */
+static carve_status int32_out(cv_kctx *k, double *acc, int rank, const int64_t *dims, cv_val **out)
+{
+    cv_val *y = cv_val_new_uninit(CARVE_INT32, rank, dims);
+    if (!y) {
+        cv_scratch_free(acc);
+        return cv_knomem(k);
+    }
+    int32_t *o = y->data;
+    for (size_t i = 0; i < y->nelem; i++)
+        o[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)acc[i];
+    cv_scratch_free(acc);
+    out[0] = y;
+    return CARVE_OK;
+}
+
 carve_status k_matmulinteger(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     (void)n_out;
@@ -115,17 +132,7 @@ carve_status k_matmulinteger(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **ou
     carve_status st = int_product(k, a, azp, b, bzp, names, &s, &acc);
     if (st)
         return st;
-    cv_val *y = cv_val_new_uninit(CARVE_INT32, s.orank, s.odims);
-    if (!y) {
-        cv_scratch_free(acc);
-        return cv_knomem(k);
-    }
-    int32_t *o = y->data;
-    for (size_t i = 0; i < y->nelem; i++) /* exact integers; wrap like int32 accumulation */
-        o[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)acc[i];
-    cv_scratch_free(acc);
-    out[0] = y;
-    return CARVE_OK;
+    return int32_out(k, acc, s.orank, s.odims, out);
 }
 
 /* A scale: one value or one per index along a dimension of size n. */
@@ -285,17 +292,7 @@ carve_status k_convinteger(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out,
         return st;
     int64_t od[CARVE_MAX_RANK];
     conv_out_shape(&g, od);
-    cv_val *y = cv_val_new_uninit(CARVE_INT32, in[0]->rank, od);
-    if (!y) {
-        cv_scratch_free(acc);
-        return cv_knomem(k);
-    }
-    int32_t *o = y->data;
-    for (size_t i = 0; i < y->nelem; i++) /* exact integers; wrap like int32 accumulation */
-        o[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)acc[i];
-    cv_scratch_free(acc);
-    out[0] = y;
-    return CARVE_OK;
+    return int32_out(k, acc, in[0]->rank, od, out);
 }
 
 carve_status k_qlinearconv(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)

@@ -56,6 +56,16 @@ cv_val *nn_f32_to(cv_val *f, carve_dtype dtype)
     return v;
 }
 
+/* One loop per C type (nn_decode): the common types take no call per
+ * element. */
+#define DECODE(T)                      \
+    {                                  \
+        const T *p = v->data;          \
+        for (size_t i = 0; i < n; i++) \
+            d[i] = p[i];               \
+        break;                         \
+    }
+
 /* The doubles come from cv_scratch_alloc (the run's pool for big tensors):
  * every caller frees them with cv_scratch_free, never cv_free. */
 double *nn_decode(const cv_val *v)
@@ -65,30 +75,10 @@ double *nn_decode(const cv_val *v)
     if (!d)
         return NULL;
     switch (v->dtype) {
-    case CARVE_UINT8: {
-        const uint8_t *p = v->data;
-        for (size_t i = 0; i < n; i++)
-            d[i] = p[i];
-        break;
-    }
-    case CARVE_INT8: {
-        const int8_t *p = v->data;
-        for (size_t i = 0; i < n; i++)
-            d[i] = p[i];
-        break;
-    }
-    case CARVE_INT32: {
-        const int32_t *p = v->data;
-        for (size_t i = 0; i < n; i++)
-            d[i] = p[i];
-        break;
-    }
-    case CARVE_FLOAT: {
-        const float *p = v->data;
-        for (size_t i = 0; i < n; i++)
-            d[i] = p[i];
-        break;
-    }
+    case CARVE_UINT8: DECODE(uint8_t)
+    case CARVE_INT8: DECODE(int8_t)
+    case CARVE_INT32: DECODE(int32_t)
+    case CARVE_FLOAT: DECODE(float)
     case CARVE_FLOAT8E4M3FN: case CARVE_FLOAT8E4M3FNUZ: case CARVE_FLOAT8E5M2: case CARVE_FLOAT8E5M2FNUZ: {
         double tab[256];
         for (int c = 0; c < 256; c++)
@@ -103,6 +93,7 @@ double *nn_decode(const cv_val *v)
             d[i] = cv_val_get_f64(v, i);
         break;
     }
+#undef DECODE
     return d;
 }
 
@@ -137,31 +128,18 @@ int32_t nn_qround(double r, int32_t zp, int32_t lo, int32_t hi)
 void nn_qstore(cv_val *y, const int32_t *q)
 {
     size_t n = y->nelem;
+#define STORE(T)                       \
+    {                                  \
+        T *o = y->data;                \
+        for (size_t i = 0; i < n; i++) \
+            o[i] = (T)q[i];            \
+        break;                         \
+    }
     switch (y->dtype) {
-    case CARVE_INT8: {
-        int8_t *o = y->data;
-        for (size_t i = 0; i < n; i++)
-            o[i] = (int8_t)q[i];
-        break;
-    }
-    case CARVE_UINT8: {
-        uint8_t *o = y->data;
-        for (size_t i = 0; i < n; i++)
-            o[i] = (uint8_t)q[i];
-        break;
-    }
-    case CARVE_INT16: {
-        int16_t *o = y->data;
-        for (size_t i = 0; i < n; i++)
-            o[i] = (int16_t)q[i];
-        break;
-    }
-    case CARVE_UINT16: {
-        uint16_t *o = y->data;
-        for (size_t i = 0; i < n; i++)
-            o[i] = (uint16_t)q[i];
-        break;
-    }
+    case CARVE_INT8: STORE(int8_t)
+    case CARVE_UINT8: STORE(uint8_t)
+    case CARVE_INT16: STORE(int16_t)
+    case CARVE_UINT16: STORE(uint16_t)
     case CARVE_INT32:
         memcpy(y->data, q, n * sizeof *q);
         break;
@@ -174,6 +152,7 @@ void nn_qstore(cv_val *y, const int32_t *q)
     }
     default: break;
     }
+#undef STORE
 }
 
 /* ---------------------------------------------------------------- float8 encoding */
