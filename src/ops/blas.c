@@ -99,20 +99,16 @@ static bool ready(void)
 REF_GEMM(ref_sgemm, float)
 REF_GEMM(ref_dgemm, double)
 
-void cv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
-              float alpha, const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
-{
-    if (ready())
-        p_sgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    else
-        ref_sgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-void cv_dgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K,
-              double alpha, const double *A, int lda, const double *B, int ldb, double beta, double *C, int ldc)
-{
-    if (ready())
-        p_dgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    else
-        ref_dgemm(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
+/* cv_sgemm and cv_dgemm: OpenBLAS when it loaded, else the reference loop. */
+#define DEF_GEMM(NAME, T, BLAS, REF)                                                                           \
+    void NAME(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K, \
+              T alpha, const T *A, int lda, const T *B, int ldb, T beta, T *C, int ldc)                      \
+    {                                                                                                         \
+        if (ready())                                                                                          \
+            BLAS(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);                                \
+        else                                                                                                  \
+            REF(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);                                 \
+    }
+DEF_GEMM(cv_sgemm, float, p_sgemm, ref_sgemm)
+DEF_GEMM(cv_dgemm, double, p_dgemm, ref_dgemm)
+#undef DEF_GEMM

@@ -192,6 +192,15 @@ static bool vlist_push(vlist *l, cv_val *x)
     return true;
 }
 
+/* Frees a body's input and output arrays with the values left in them. */
+static void body_io_free(cv_val **bin, size_t n_in, cv_val **bout, size_t n_out)
+{
+    unref_all(bin, n_in);
+    unref_all(bout, n_out);
+    cv_free(bin);
+    cv_free(bout);
+}
+
 static void vlists_free(vlist *l, size_t n)
 {
     for (size_t i = 0; l && i < n; i++) {
@@ -346,11 +355,8 @@ carve_status k_loop(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
         if (!out[n_car + j])
             s = cv_knomem(k);
     }
-    unref_all(bin, nb_in);
-    unref_all(bout, nb_out);
     vlists_free(scans, n_scan);
-    cv_free(bin);
-    cv_free(bout);
+    body_io_free(bin, nb_in, bout, nb_out);
     return s;
 }
 
@@ -367,6 +373,28 @@ static carve_status axes_attr(cv_kctx *k, const char *name, uint32_t n, const in
     if ((uint32_t)c != n)
         return cv_kerr(k, "attribute '%s' has %d values, expected %u", name, c, n);
     return CARVE_OK;
+}
+
+/* Scan before opset 9: stores y as slice `at` of *o, whose shape is
+ * lead[0..nl) then y's (made on first use); every slice has the shape of
+ * the first (what, idx and nth name y in the error). */
+static carve_status store_slice(cv_kctx *k, cv_val **o, int nl, const int64_t *lead, size_t at, const cv_val *y,
+                                const char *what, uint32_t idx, size_t nth)
+{
+    if (!*o) {
+        int64_t d[CARVE_MAX_RANK];
+        memcpy(d, lead, (size_t)nl * sizeof *d);
+        memcpy(d + nl, y->dims, (size_t)y->rank * sizeof *d);
+        if (!(*o = cv_val_new(y->dtype, y->rank + nl, d)))
+            return cv_knomem(k);
+    }
+    cv_val first = **o;
+    first.rank = y->rank;
+    memcpy(first.dims, (*o)->dims + nl, (size_t)y->rank * sizeof *first.dims);
+    carve_status s = same_shape(k, &first, y, what, idx, nth);
+    if (!s && !cv_val_copy_elems(*o, at * y->nelem, y, 0, y->nelem))
+        s = cv_knomem(k);
+    return s;
 }
 
 /* Scan-8: batched; input 0 is sequence_lens, axis 0 is the batch, axis 1 the
@@ -454,20 +482,8 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
                     s = cv_kerr(k, "scan output %u must be a tensor of rank below %d", j, CARVE_MAX_RANK - 1);
                     break;
                 }
-                if (!*o) {
-                    int64_t d[CARVE_MAX_RANK] = {batch, max_seq};
-                    memcpy(d + 2, y->dims, (size_t)y->rank * sizeof *d);
-                    if (!(*o = cv_val_new(y->dtype, y->rank + 2, d))) {
-                        s = cv_knomem(k);
-                        break;
-                    }
-                }
-                cv_val first = **o;
-                first.rank = y->rank;
-                memcpy(first.dims, (*o)->dims + 2, (size_t)y->rank * sizeof *first.dims);
-                s = same_shape(k, &first, y, "scan output", j, (size_t)t);
-                if (!s && !cv_val_copy_elems(*o, ((size_t)b * (size_t)max_seq + (size_t)t) * y->nelem, y, 0, y->nelem))
-                    s = cv_knomem(k);
+                const int64_t lead[2] = {batch, max_seq};
+                s = store_slice(k, o, 2, lead, (size_t)b * (size_t)max_seq + (size_t)t, y, "scan output", j, (size_t)t);
             }
             unref_all(bout, nb);
         }
@@ -478,20 +494,7 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
                 s = cv_kerr(k, "state variable %u must stay a tensor", i);
                 break;
             }
-            if (!*o) {
-                int64_t d[CARVE_MAX_RANK] = {batch};
-                memcpy(d + 1, y->dims, (size_t)y->rank * sizeof *d);
-                if (!(*o = cv_val_new(y->dtype, y->rank + 1, d))) {
-                    s = cv_knomem(k);
-                    break;
-                }
-            }
-            cv_val first = **o;
-            first.rank = y->rank;
-            memcpy(first.dims, (*o)->dims + 1, (size_t)y->rank * sizeof *first.dims);
-            s = same_shape(k, &first, y, "state variable", i, (size_t)b);
-            if (!s && !cv_val_copy_elems(*o, (size_t)b * y->nelem, y, 0, y->nelem))
-                s = cv_knomem(k);
+            s = store_slice(k, o, 1, &batch, (size_t)b, y, "state variable", i, (size_t)b);
         }
         unref_all(bin, nb);
     }
@@ -513,10 +516,7 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
     }
     if (s)
         unref_all(out, n_out);
-    unref_all(bin, nb);
-    unref_all(bout, nb);
-    cv_free(bin);
-    cv_free(bout);
+    body_io_free(bin, nb, bout, nb);
     return s;
 }
 
@@ -638,11 +638,8 @@ carve_status k_scan(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
     }
     if (s)
         unref_all(out, n_out);
-    unref_all(bin, nb);
-    unref_all(bout, nb);
     vlists_free(scans, n_scan);
-    cv_free(bin);
-    cv_free(bout);
+    body_io_free(bin, nb, bout, nb);
     cv_free(axis);
     return s;
 }

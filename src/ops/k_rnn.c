@@ -54,13 +54,6 @@ typedef struct {
 #define TANH tanhf
 #define LOG1P log1pf
 #include "k_rnn_core.h"
-#undef REAL
-#undef NATIVE
-#undef SUF
-#undef GEMM
-#undef EXP
-#undef TANH
-#undef LOG1P
 
 #define REAL double
 #define NATIVE CARVE_DOUBLE
@@ -70,13 +63,6 @@ typedef struct {
 #define TANH tanh
 #define LOG1P log1p
 #include "k_rnn_core.h"
-#undef REAL
-#undef NATIVE
-#undef SUF
-#undef GEMM
-#undef EXP
-#undef TANH
-#undef LOG1P
 
 /* Activation names (case-insensitive), which of alpha/beta each consumes
  * from the attribute lists, and the defaults onnxruntime uses when the

@@ -4,8 +4,9 @@
  *   NATIVE  CARVE_FLOAT / CARVE_DOUBLE (tensors of that dtype are used in place)
  *   SUF     f32 / f64 (suffix of the functions defined here)
  *   GEMM    cv_sgemm / cv_dgemm (blas.h)
- *   EXP, TANH, LOG1P  the math functions of REAL.
- * float16 and bfloat16 nodes compute in float32. */
+ *   EXP, TANH, LOG1P  the math functions of REAL
+ * and undefines them at its end. float16 and bfloat16 nodes compute in
+ * float32. */
 
 #define FN_(a, b) a##_##b
 #define FN2(a, b) FN_(a, b)
@@ -326,3 +327,10 @@ done:
 #undef FN
 #undef FN2
 #undef FN_
+#undef REAL
+#undef NATIVE
+#undef SUF
+#undef GEMM
+#undef EXP
+#undef TANH
+#undef LOG1P
