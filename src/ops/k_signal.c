@@ -209,6 +209,44 @@ static void setd(cv_val *v, size_t i, double x)
         cv_val_set_f64(v, i, x);
 }
 
+/* What DFT and STFT transform with: the plan for n points, re and im of
+ * n doubles, and (STFT) the window's n values in w. */
+typedef struct {
+    dft_plan p;
+    double *re, *im, *w;
+} fft_work;
+
+/* false on NOMEM (then f holds nothing). */
+static bool fft_begin(fft_work *f, size_t n, bool window)
+{
+    f->re = cv_malloc(n * sizeof *f->re + 1), f->im = cv_malloc(n * sizeof *f->im + 1);
+    f->w = window ? cv_malloc(n * sizeof *f->w + 1) : NULL;
+    if (f->re && f->im && (!window || f->w) && plan_init(&f->p, n))
+        return true;
+    cv_free(f->re);
+    cv_free(f->im);
+    cv_free(f->w);
+    return false;
+}
+
+static void fft_end(fft_work *f)
+{
+    plan_free(&f->p);
+    cv_free(f->re);
+    cv_free(f->im);
+    cv_free(f->w);
+}
+
+/* DFT and STFT: bins re[j] + i im[j] (j < n), times norm, into y's
+ * complex pairs from element e0 on, step elements apart. */
+static void put_bins(cv_val *y, size_t e0, size_t step, const double *re, const double *im, size_t n, double norm)
+{
+    for (size_t j = 0; j < n; j++) {
+        setd(y, e0 + j * step, re[j] * norm);
+        setd(y, e0 + j * step + 1, im[j] * norm);
+    }
+}
+
 /* ================================================================ DFT */
 
 /* The DFT's axis: attribute (17) or input 2 (20, default -2), normalized
@@ -279,14 +317,12 @@ carve_status k_dft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
     cv_val *y = cv_val_new(x->dtype, x->rank, od);
     if (!y)
         return cv_knomem(k);
-    dft_plan p;
-    double *re = cv_malloc((size_t)n * sizeof *re + 1), *im = cv_malloc((size_t)n * sizeof *im + 1);
-    if (!re || !im || !plan_init(&p, (size_t)n)) {
-        cv_free(re);
-        cv_free(im);
+    fft_work fw;
+    if (!fft_begin(&fw, (size_t)n, false)) {
         cv_val_unref(y);
         return cv_knomem(k);
     }
+    double *re = fw.re, *im = fw.im;
     size_t outer = cv_nelem((int)axis, x->dims), inner = cv_nelem(x->rank - 2 - (int)axis, x->dims + axis + 1);
     size_t ci = (size_t)x->dims[x->rank - 1];
     size_t take = (size_t)(L < n ? L : n);
@@ -302,16 +338,10 @@ carve_status k_dft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
                         im[j] = getd(x, e + 1);
                 }
             }
-            transform(&p, re, im, inverse ? 1 : -1);
-            for (size_t j = 0; j < (size_t)nout; j++) {
-                size_t e = ((o * (size_t)nout + j) * inner + q) * 2;
-                setd(y, e, re[j] * norm);
-                setd(y, e + 1, im[j] * norm);
-            }
+            transform(&fw.p, re, im, inverse ? 1 : -1);
+            put_bins(y, (o * (size_t)nout * inner + q) * 2, inner * 2, re, im, (size_t)nout, norm);
         }
-    plan_free(&p);
-    cv_free(re);
-    cv_free(im);
+    fft_end(&fw);
     out[0] = y;
     return CARVE_OK;
 }
@@ -423,16 +453,12 @@ carve_status k_stft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
     cv_val *y = cv_val_new(x->dtype, 4, od);
     if (!y)
         return cv_knomem(k);
-    dft_plan p;
-    double *re = cv_malloc((size_t)fl * sizeof *re + 1), *im = cv_malloc((size_t)fl * sizeof *im + 1);
-    double *w = cv_malloc((size_t)fl * sizeof *w + 1);
-    if (!re || !im || !w || !plan_init(&p, (size_t)fl)) {
-        cv_free(re);
-        cv_free(im);
-        cv_free(w);
+    fft_work fw;
+    if (!fft_begin(&fw, (size_t)fl, true)) {
         cv_val_unref(y);
         return cv_knomem(k);
     }
+    double *re = fw.re, *im = fw.im, *w = fw.w;
     for (int64_t i = 0; i < fl; i++)
         w[i] = window ? getd(window, (size_t)i) : 1.0;
     size_t ci = (size_t)x->dims[2];
@@ -443,17 +469,10 @@ carve_status k_stft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
                 re[j] = getd(x, e) * w[j];
                 im[j] = cplx ? getd(x, e + 1) * w[j] : 0;
             }
-            transform(&p, re, im, -1);
-            for (int64_t j = 0; j < bins; j++) {
-                size_t e = (((size_t)b * (size_t)frames + (size_t)f) * (size_t)bins + (size_t)j) * 2;
-                setd(y, e, re[j]);
-                setd(y, e + 1, im[j]);
-            }
+            transform(&fw.p, re, im, -1);
+            put_bins(y, ((size_t)b * (size_t)frames + (size_t)f) * (size_t)bins * 2, 2, re, im, (size_t)bins, 1.0);
         }
-    plan_free(&p);
-    cv_free(re);
-    cv_free(im);
-    cv_free(w);
+    fft_end(&fw);
     out[0] = y;
     return CARVE_OK;
 }
