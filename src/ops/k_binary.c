@@ -166,24 +166,26 @@ static carve_status bshape(cv_kctx *k, int n, const cv_val *const *in, const uin
 #define CMP_CASE(OP, E) \
     case OP: LOOP3(T, q, (uint8_t)(E)) break;
 
-/* bin_f32 and bin_f64: one body, two element types. */
-#define DEF_FLOAT_BIN(NAME, TT)                                                                            \
+/* bin_f32, bin_f64 and the integer bin_*: one body per element type TT
+ * over its op list OPS; DECLS are the integer types' UT and SIGNED (none
+ * for floats). */
+#define DEF_BIN(NAME, TT, OPS, DECLS)                                                                      \
     static void NAME(ew_op op, const TT *restrict a, int sa, const TT *restrict b, int sb, void *restrict yv, \
                      size_t n)                                                                              \
     {                                                                                                       \
         typedef TT T;                                                                                       \
+        DECLS                                                                                               \
         T *restrict y = yv;                                                                                 \
         uint8_t *restrict q = yv;                                                                           \
         switch (op) {                                                                                       \
-            FLOAT_BIN_OPS(ARITH_CASE)                                                                       \
+            OPS(ARITH_CASE)                                                                                 \
             CMP_OPS(CMP_CASE)                                                                               \
         default: break;                                                                                     \
         }                                                                                                   \
     }
 
-DEF_FLOAT_BIN(bin_f32, float)
-DEF_FLOAT_BIN(bin_f64, double)
-#undef DEF_FLOAT_BIN
+DEF_BIN(bin_f32, float, FLOAT_BIN_OPS, )
+DEF_BIN(bin_f64, double, FLOAT_BIN_OPS, )
 
 /* Integer ops: arithmetic through the unsigned type UT (wraps, no signed
  * overflow); divisors are checked for zero beforehand. */
@@ -206,21 +208,11 @@ DEF_FLOAT_BIN(bin_f64, double)
     X(B_MIN, u <= v ? u : v)                                                            \
     X(B_PRELU, u < 0 ? (UT)v * (UT)u : (UT)u)
 
-#define DEF_INT_BIN(NAME, TT, UTT, SGN)                                                              \
-    static void NAME(ew_op op, const TT *restrict a, int sa, const TT *restrict b, int sb,            \
-                     void *restrict yv, size_t n)                                                     \
-    {                                                                                                 \
-        typedef TT T;                                                                                 \
-        typedef UTT UT;                                                                               \
-        enum { SIGNED = SGN };                                                                        \
-        T *restrict y = yv;                                                                           \
-        uint8_t *restrict q = yv;                                                                     \
-        switch (op) {                                                                                 \
-            INT_BIN_OPS(ARITH_CASE)                                                                   \
-            CMP_OPS(CMP_CASE)                                                                         \
-        default: break;                                                                               \
-        }                                                                                             \
-    }
+/* Arithmetic wraps in UT; SIGNED marks the signed types. */
+#define INT_DECLS(UTT, SGN) \
+    typedef UTT UT;         \
+    enum { SIGNED = SGN };
+#define DEF_INT_BIN(NAME, TT, UTT, SGN) DEF_BIN(NAME, TT, INT_BIN_OPS, INT_DECLS(UTT, SGN))
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -239,6 +231,9 @@ DEF_INT_BIN(bin_u64, uint64_t, uint64_t, 0)
 #pragma GCC diagnostic pop
 #endif
 
+#undef DEF_INT_BIN
+#undef INT_DECLS
+#undef DEF_BIN
 #undef ARITH_CASE
 #undef CMP_CASE
 
