@@ -249,6 +249,18 @@ typedef struct {
     size_t outer, dim, inner, block, so, sa, si;
 } qlayout;
 
+/* Runs the block (the variadic part) for every element idx of q's tensor,
+ * in memory order, with s the index of its scale (and zero point). */
+#define QL_EACH(q, idx, s, ...)                                              \
+    for (size_t o_ = 0, idx = 0; o_ < (q).outer; o_++)                       \
+        for (size_t a_ = 0; a_ < (q).dim; a_++) {                            \
+            size_t base_ = o_ * (q).so + (a_ / (q).block) * (q).sa;          \
+            for (size_t i_ = 0; i_ < (q).inner; i_++, idx++) {               \
+                size_t s = base_ + i_ * (q).si;                              \
+                __VA_ARGS__                                                  \
+            }                                                                \
+        }
+
 static carve_status qlayout_of(cv_kctx *k, const cv_val *x, const cv_val *sc, const cv_val *zp, const char *sname,
                                const char *zname, qlayout *q)
 {
@@ -351,19 +363,13 @@ carve_status k_quantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
     if (!isint)
         f8enc_init(&e, yt);
     uint8_t *o8 = y->data;
-    size_t idx = 0;
-    for (size_t o = 0; o < q.outer; o++)
-        for (size_t a = 0; a < q.dim; a++) {
-            size_t base = o * q.so + (a / q.block) * q.sa;
-            for (size_t i = 0; i < q.inner; i++, idx++) {
-                size_t s = base + i * q.si;
-                float r = xv[idx] / sv[s];
-                if (isint)
-                    qv[idx] = nn_qround(r, zd ? (int32_t)zd[s] : 0, lo, hi);
-                else
-                    o8[idx] = f8enc_put(&e, zd ? r + (float)zd[s] : r, saturate);
-            }
-        }
+    QL_EACH(q, idx, s, {
+        float r = xv[idx] / sv[s];
+        if (isint)
+            qv[idx] = nn_qround(r, zd ? (int32_t)zd[s] : 0, lo, hi);
+        else
+            o8[idx] = f8enc_put(&e, zd ? r + (float)zd[s] : r, saturate);
+    })
     if (isint)
         nn_qstore(y, qv);
     out[0] = y;
@@ -424,15 +430,7 @@ carve_status k_dequantize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
     }
     const float *sv = sf->data;
     float *yv = yf->data;
-    size_t idx = 0;
-    for (size_t o = 0; o < q.outer; o++)
-        for (size_t a = 0; a < q.dim; a++) {
-            size_t base = o * q.so + (a / q.block) * q.sa;
-            for (size_t i = 0; i < q.inner; i++, idx++) {
-                size_t s = base + i * q.si;
-                yv[idx] = (float)(xd[idx] - (zd ? zd[s] : 0.0)) * sv[s];
-            }
-        }
+    QL_EACH(q, idx, s, { yv[idx] = (float)(xd[idx] - (zd ? zd[s] : 0.0)) * sv[s]; })
     out[0] = nn_f32_to(yf, yt);
     yf = NULL;
     if (!out[0])
