@@ -1,6 +1,9 @@
-/* k_nn.h: helpers shared by the nn family's kernel files (k_conv.c,
- * k_matmul.c, k_quant.c): float32 working copies, exact integer decoding and
- * the quantized store every Q* op ends with. Internal to src/ops/. */
+/* k_nn.h: helpers shared by the nn family's kernel files (k_conv*.c,
+ * k_pool.c, k_matmul.c, k_einsum.c, k_qlinear.c, k_quant.c, d_nn.c):
+ * float32 working copies, exact integer decoding, the quantized store every
+ * Q* op ends with, and small dtype and inference helpers (defined in
+ * k_quant.c or inline here). Internal to src/ops/. The conv files share
+ * k_conv.h, the matrix products k_matmul.h. */
 #ifndef CARVE_K_NN_H
 #define CARVE_K_NN_H
 
