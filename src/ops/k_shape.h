@@ -1,7 +1,8 @@
 /* k_shape.h: helpers shared by the shape family's files (k_shape.c,
- * k_layout.c, k_index.c): element sizes for the byte-moving kernels, the
- * 4-bit and string rules, the strided copy engine, integer-list inputs and
- * inference on symbolic dims. */
+ * k_reshape.c, k_generate.c, k_layout.c, k_pad.c, k_index.c, d_layout.c):
+ * element sizes for the byte-moving kernels, the 4-bit and string rules,
+ * the strided copy engine, integer-list inputs and inference on symbolic
+ * dims. */
 #ifndef CARVE_K_SHAPE_H
 #define CARVE_K_SHAPE_H
 
@@ -34,6 +35,17 @@ const char *sh_str(const cv_val *v, size_t i);
 void sh_copy_nd(void *dst, const void *src, int rank, const int64_t *dims, const int64_t *st, size_t es);
 /* Fills n elements of es bytes with the element at one. */
 void sh_fill(void *dst, const void *one, size_t n, size_t es);
+/* Row-major strides (elements) of dims. */
+void sh_strides(int rank, const int64_t *dims, int64_t *st);
+/* A new output of x's dtype, filled by sh_copy_nd from x's data viewed with
+ * the given strides (elements) starting at element `base`. */
+carve_status sh_strided_out(cv_kctx *k, const cv_val *x, int rank, const int64_t *dims, const int64_t *st,
+                            size_t base, cv_val **out);
+/* DepthToSpace/SpaceToDepth's 6-D view, shared by the kernels (k_layout.c)
+ * and the decompositions (d_layout.c): whether the mode is DCR (*ok false
+ * when it is neither DCR nor CRD), and the permutation of the view. */
+bool sh_space_dcr(const carve_model *m, carve_node_id n, int64_t opset, bool *ok);
+const int *sh_space_perm(bool to_space, bool dcr);
 
 /* axis in [-rank, rank) mapped to [0, rank); -1 when out of range. */
 int sh_axis(int64_t axis, int rank);
