@@ -4,7 +4,6 @@
  * decomposition reports. */
 #include "k_reduce.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 static carve_value_id piece(cv_rw *rw, const char *op, uint32_t n_in, const carve_value_id *ins,
@@ -84,13 +83,4 @@ carve_status rd_failed(cv_rw *rw)
 {
     const cv_node *n = &rw->m->nodes[rw->node];
     return cv_error(rw->m->ctx, CARVE_ERR_NOMEM, "node '%s' (%s): out of memory decomposing", n->name, n->op);
-}
-
-carve_status rd_unsupported(cv_rw *rw, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    carve_status s = cv_node_verr(rw->m, rw->node, CARVE_ERR_UNSUPPORTED, "cannot decompose: ", fmt, ap);
-    va_end(ap);
-    return s;
 }

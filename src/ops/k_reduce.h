@@ -55,6 +55,7 @@ carve_value_id rd_cast(cv_rw *rw, carve_value_id x, carve_dtype to, carve_value_
 /* Status to return when a value built with the helpers above is CARVE_NONE. */
 carve_status rd_failed(cv_rw *rw);
 /* Reports an unsupported node in a decomposition. */
-carve_status rd_unsupported(cv_rw *rw, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define rd_unsupported(rw, ...) \
+    cv_node_err((rw)->m, (rw)->node, CARVE_ERR_UNSUPPORTED, "cannot decompose: ", __VA_ARGS__)
 
 #endif /* CARVE_K_REDUCE_H */

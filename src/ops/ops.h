@@ -117,13 +117,13 @@ typedef struct cv_kctx {
  * output). Inputs are never modified. */
 typedef carve_status (*cv_kernel_fn)(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out);
 
-/* Reports "node 'NAME' (OP): <message>" on the model's context. */
 /* The one shape of a per-node error: "node 'N' (Op): <prefix><fmt>" with
  * status code on the model's context; cv_kerr, cv_ierr and the
- * decompositions' errors are it. */
-carve_status cv_node_verr(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
-                          const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
-carve_status cv_kerr(cv_kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * decompositions' errors (rd_unsupported) are it. */
+carve_status cv_node_err(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
+                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A kernel's error: "node 'NAME' (OP): <fmt>", CARVE_ERR_INVALID. */
+#define cv_kerr(k, ...) cv_node_err((k)->m, (k)->node, CARVE_ERR_INVALID, "", __VA_ARGS__)
 carve_status cv_knomem(cv_kctx *k);
 
 /* Attribute readers with defaults. */
@@ -151,7 +151,7 @@ typedef struct cv_ictx {
 } cv_ictx;
 /* Shape inference's error, like cv_kerr: "node 'N' (Op): <fmt>",
  * CARVE_ERR_INVALID. */
-carve_status cv_ierr(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define cv_ierr(c, ...) cv_node_err((c)->m, (c)->node, CARVE_ERR_INVALID, "", __VA_ARGS__)
 
 /* Sets output i's type. Errors if a known type contradicts it. */
 carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims);
