@@ -5,33 +5,21 @@
 
 #include <string.h>
 
-/* Pieces with one output; CARVE_NONE in, CARVE_NONE out, so a decomposition
- * checks only its last value. */
-static carve_value_id piece(cv_rw *rw, const char *op, const char *name, uint32_t n_in, const carve_value_id *ins,
-                            carve_value_id out)
-{
-    for (uint32_t i = 0; i < n_in; i++)
-        if (ins[i] == CARVE_NONE)
-            return CARVE_NONE;
-    carve_node_id id = cv_rw_node(rw, op, name, n_in, ins, 1, &out);
-    return id == CARVE_NONE ? CARVE_NONE : rw->m->nodes[id].out[0];
-}
-
 static carve_value_id p_reshape(cv_rw *rw, carve_value_id x, carve_value_id shape, carve_value_id out)
 {
     carve_value_id ins[2] = {x, shape};
-    return piece(rw, "Reshape", "reshape", 2, ins, out);
+    return cv_rw_piece(rw, "Reshape", "reshape", 2, ins, out);
 }
 
 static carve_value_id p_gather(cv_rw *rw, carve_value_id sh, size_t n, const int64_t *idx)
 {
     carve_value_id ins[2] = {sh, cv_rw_ints(rw, "idx", n, idx)};
-    return piece(rw, "Gather", "gather", 2, ins, CARVE_NONE);
+    return cv_rw_piece(rw, "Gather", "gather", 2, ins, CARVE_NONE);
 }
 
 static carve_value_id p_concat(cv_rw *rw, uint32_t n, const carve_value_id *ins)
 {
-    carve_value_id v = piece(rw, "Concat", "concat", n, ins, CARVE_NONE);
+    carve_value_id v = cv_rw_piece(rw, "Concat", "concat", n, ins, CARVE_NONE);
     if (v != CARVE_NONE && carve_node_set_attr_int(rw->m, rw->m->values[v].producer, "axis", 0))
         return CARVE_NONE;
     return v;
@@ -39,12 +27,12 @@ static carve_value_id p_concat(cv_rw *rw, uint32_t n, const carve_value_id *ins)
 
 static carve_value_id p_shape(cv_rw *rw, carve_value_id x)
 {
-    return piece(rw, "Shape", "shape_of", 1, &x, CARVE_NONE);
+    return cv_rw_piece(rw, "Shape", "shape_of", 1, &x, CARVE_NONE);
 }
 
 static carve_value_id p_transpose(cv_rw *rw, carve_value_id x, const int *perm)
 {
-    carve_value_id v = piece(rw, "Transpose", "transpose", 1, &x, CARVE_NONE);
+    carve_value_id v = cv_rw_piece(rw, "Transpose", "transpose", 1, &x, CARVE_NONE);
     int64_t p[6];
     for (int i = 0; i < 6; i++)
         p[i] = perm[i];
@@ -62,8 +50,18 @@ static carve_status rw_fail(cv_rw *rw)
 
 static carve_status rw_refuse(cv_rw *rw, carve_status code, const char *why)
 {
-    const cv_node *n = &rw->m->nodes[rw->node];
-    return cv_error(rw->m->ctx, code, "node '%s' (%s): cannot decompose: %s", n->name, n->op, why);
+    return cv_node_err(rw->m, rw->node, code, "cannot decompose: ", "%s", why);
+}
+
+/* v reshaped into y as [its dims at a[0..na)], -1, [its dims at b[0..nb)]]:
+ * the dims between merged into one, without arithmetic on the shape. */
+static carve_value_id merge_mid(cv_rw *rw, carve_value_id v, size_t na, const int64_t *a, size_t nb,
+                                const int64_t *b, carve_value_id y)
+{
+    static const int64_t neg[1] = {-1};
+    carve_value_id sh = p_shape(rw, v);
+    carve_value_id fin[3] = {p_gather(rw, sh, na, a), cv_rw_ints(rw, "dims", 1, neg), p_gather(rw, sh, nb, b)};
+    return p_reshape(rw, v, p_concat(rw, 3, fin), y);
 }
 
 /* Reshape + Transpose + Reshape. Static shapes (the batch may be symbolic:
@@ -125,12 +123,7 @@ static carve_status space_decompose(cv_rw *rw, bool to_space)
         /* merge (W, b) with a -1, then (H, b) with a -1 beside the known W*b */
         static const int64_t m5[5] = {0, 0, 0, 0, -1};
         carve_value_id r5 = p_reshape(rw, tr, cv_rw_ints(rw, "shape", 5, m5), CARVE_NONE);
-        carve_value_id sh5 = p_shape(rw, r5);
-        static const int64_t neg[1] = {-1};
-        carve_value_id fin[3] = {p_gather(rw, sh5, 2, i01), cv_rw_ints(rw, "dims", 1, neg), p_gather(rw, sh5, 1, i4)};
-        if (p_reshape(rw, r5, p_concat(rw, 3, fin), y) == CARVE_NONE)
-            return rw_fail(rw);
-        return CARVE_OK;
+        return merge_mid(rw, r5, 2, i01, 1, i4, y) == CARVE_NONE ? rw_fail(rw) : CARVE_OK;
     }
     /* [N, C, H, W] -> [N, C, -1, b, W] -> [N, C, H', b, -1, b] */
     int64_t mid[2] = {-1, b};
@@ -139,12 +132,7 @@ static carve_status space_decompose(cv_rw *rw, bool to_space)
     int64_t m6[6] = {0, 0, 0, 0, -1, b};
     r6 = p_reshape(rw, r5, cv_rw_ints(rw, "shape", 6, m6), CARVE_NONE);
     tr = p_transpose(rw, r6, perm); /* [N, b, b, C, H', W'] */
-    carve_value_id sh6 = p_shape(rw, tr);
-    static const int64_t neg[1] = {-1};
-    carve_value_id fin[3] = {p_gather(rw, sh6, 1, i0), cv_rw_ints(rw, "dims", 1, neg), p_gather(rw, sh6, 2, i45)};
-    if (p_reshape(rw, tr, p_concat(rw, 3, fin), y) == CARVE_NONE)
-        return rw_fail(rw);
-    return CARVE_OK;
+    return merge_mid(rw, tr, 1, i0, 2, i45, y) == CARVE_NONE ? rw_fail(rw) : CARVE_OK;
 }
 
 carve_status d_depthtospace(cv_rw *rw) { return space_decompose(rw, true); }

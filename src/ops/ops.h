@@ -176,6 +176,11 @@ typedef struct cv_rw {
 /* A new piece; outs[i] == CARVE_NONE makes a fresh value "<node>/<piece>:i". */
 carve_node_id cv_rw_node(cv_rw *rw, const char *op, const char *piece, uint32_t n_in,
                          const carve_value_id *ins, uint32_t n_out, const carve_value_id *outs);
+/* A piece with one output (out == CARVE_NONE: a fresh value), returning that
+ * value; any input CARVE_NONE (an earlier piece failed) returns CARVE_NONE
+ * without adding a node, so a decomposition checks only its last values. */
+carve_value_id cv_rw_piece(cv_rw *rw, const char *op, const char *piece, uint32_t n_in, const carve_value_id *ins,
+                           carve_value_id out);
 carve_value_id cv_rw_const(cv_rw *rw, const char *piece, carve_dtype dtype, int rank, const int64_t *dims,
                            const void *data, size_t nbytes);
 carve_value_id cv_rw_scalar_f(cv_rw *rw, const char *piece, carve_dtype dtype, double x);
