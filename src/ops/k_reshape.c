@@ -249,80 +249,81 @@ carve_status i_flatten(cv_ictx *c)
     return cv_infer_set(c, 0, dt, 2, d);
 }
 
-/* Squeeze/Unsqueeze axes: attribute before opset 13, input from 13.
- * *given is false when there are none (Squeeze: all unit dims). */
-static carve_status kernel_axes(cv_kctx *k, cv_val **in, uint32_t n_in, int64_t *axes, size_t *n, bool *given)
+/* Squeeze/Unsqueeze axes: attribute before opset 13, input from 13. */
+typedef struct {
+    int64_t v[CARVE_MAX_RANK];
+    size_t n;
+    bool given;    /* false when there are none (Squeeze: all unit dims) */
+    int64_t count; /* inference: how many there are, -1 when unknown */
+} sq_axes;
+
+/* The attribute form; false when it has more values (*cnt) than carve's
+ * rank limit. */
+static bool attr_axes(const carve_model *m, carve_node_id node, sq_axes *a, int *cnt)
 {
-    *given = false;
-    *n = 0;
-    if (k->opset < 13) {
-        const int64_t *v;
-        int cnt = cv_attr_ints(k->m, k->node, "axes", &v);
-        if (cnt < 0)
-            return CARVE_OK;
-        if (cnt > CARVE_MAX_RANK)
-            return cv_kerr(k, "attribute 'axes' has %d values, more than carve's rank limit %d", cnt, CARVE_MAX_RANK);
-        *n = (size_t)cnt;
-        if (cnt)
-            memcpy(axes, v, (size_t)cnt * sizeof *v);
-        *given = true;
-        return CARVE_OK;
-    }
-    if (n_in < 2 || !in[1])
-        return CARVE_OK;
-    *given = true;
-    return sh_ints(k, in[1], "input 1 'axes'", axes, CARVE_MAX_RANK, n);
+    const int64_t *v;
+    *cnt = cv_attr_ints(m, node, "axes", &v);
+    if (*cnt < 0)
+        return true;
+    if (*cnt > CARVE_MAX_RANK)
+        return false;
+    a->n = (size_t)*cnt;
+    if (*cnt)
+        memcpy(a->v, v, (size_t)*cnt * sizeof *v);
+    a->given = true;
+    a->count = *cnt;
+    return true;
 }
 
-static bool infer_axes(cv_ictx *c, int64_t *axes, size_t *n, bool *given, int64_t *count)
+static carve_status kernel_axes(cv_kctx *k, cv_val **in, uint32_t n_in, sq_axes *a)
 {
-    *given = false;
-    *n = 0;
-    *count = -1;
-    if (c->opset < 13) {
-        const int64_t *v;
-        int cnt = cv_attr_ints(c->m, c->node, "axes", &v);
-        if (cnt < 0)
-            return true;
-        if (cnt > CARVE_MAX_RANK)
-            return false;
-        *n = (size_t)cnt;
-        if (cnt)
-            memcpy(axes, v, (size_t)cnt * sizeof *v);
-        *given = true;
-        *count = cnt;
-        return true;
-    }
+    *a = (sq_axes){.count = -1};
+    int cnt;
+    if (k->opset < 13 && !attr_axes(k->m, k->node, a, &cnt))
+        return cv_kerr(k, "attribute 'axes' has %d values, more than carve's rank limit %d", cnt, CARVE_MAX_RANK);
+    if (k->opset < 13)
+        return CARVE_OK;
+    if (n_in < 2 || !in[1])
+        return CARVE_OK;
+    a->given = true;
+    return sh_ints(k, in[1], "input 1 'axes'", a->v, CARVE_MAX_RANK, &a->n);
+}
+
+/* false when the axes are not known (inference). */
+static bool infer_axes(cv_ictx *c, sq_axes *a)
+{
+    *a = (sq_axes){.count = -1};
+    int cnt;
+    if (c->opset < 13)
+        return attr_axes(c->m, c->node, a, &cnt);
     if (!cv_infer_in(c, 1))
         return true;
-    *given = true;
-    *count = sh_len1(c, 1);
-    return sh_const_ints(c, 1, axes, CARVE_MAX_RANK, n);
+    a->given = true;
+    a->count = sh_len1(c, 1);
+    return sh_const_ints(c, 1, a->v, CARVE_MAX_RANK, &a->n);
 }
 
 carve_status k_squeeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     cv_val *x = in[0];
-    int64_t axes[CARVE_MAX_RANK];
-    size_t n;
-    bool given;
-    carve_status s = kernel_axes(k, in, n_in, axes, &n, &given);
+    sq_axes ax;
+    carve_status s = kernel_axes(k, in, n_in, &ax);
     if (s)
         return s;
     bool drop[CARVE_MAX_RANK] = {0};
-    if (given && n) {
+    if (ax.given && ax.n) {
         /* a repeated axis counts once, as onnxruntime does */
-        for (size_t i = 0; i < n; i++) {
-            int a = sh_axis(axes[i], x->rank);
+        for (size_t i = 0; i < ax.n; i++) {
+            int a = sh_axis(ax.v[i], x->rank);
             if (a < 0)
-                return cv_kerr(k, "axes: axis %lld is out of range for rank %d", (long long)axes[i], x->rank);
-            axes[i] = a;
+                return cv_kerr(k, "axes: axis %lld is out of range for rank %d", (long long)ax.v[i], x->rank);
+            ax.v[i] = a;
         }
-        for (size_t i = 0; i < n; i++) {
-            if (x->dims[axes[i]] != 1)
-                return cv_kerr(k, "axis %lld has size %lld; only size-1 axes can be squeezed", (long long)axes[i],
-                               (long long)x->dims[axes[i]]);
-            drop[axes[i]] = true;
+        for (size_t i = 0; i < ax.n; i++) {
+            if (x->dims[ax.v[i]] != 1)
+                return cv_kerr(k, "axis %lld has size %lld; only size-1 axes can be squeezed", (long long)ax.v[i],
+                               (long long)x->dims[ax.v[i]]);
+            drop[ax.v[i]] = true;
         }
     } else {
         for (int i = 0; i < x->rank; i++)
@@ -339,23 +340,20 @@ carve_status k_squeeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uin
 carve_status i_squeeze(cv_ictx *c)
 {
     const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    int64_t axes[CARVE_MAX_RANK];
-    size_t n;
-    bool given;
-    int64_t count;
-    bool known = infer_axes(c, axes, &n, &given, &count);
+    sq_axes ax;
+    bool known = infer_axes(c, &ax);
     if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
+        return cv_infer_set(c, 0, sh_idtype(c, 0), -1, NULL);
+    carve_dtype dt = x->dtype;
     int r = x->rank;
     if (!known)
-        return cv_infer_set(c, 0, dt, count >= 0 && count <= r ? r - (int)count : -1, NULL);
+        return cv_infer_set(c, 0, dt, ax.count >= 0 && ax.count <= r ? r - (int)ax.count : -1, NULL);
     bool drop[CARVE_MAX_RANK] = {0};
-    if (given && n) {
-        for (size_t i = 0; i < n; i++) {
-            int a = sh_axis(axes[i], r);
+    if (ax.given && ax.n) {
+        for (size_t i = 0; i < ax.n; i++) {
+            int a = sh_axis(ax.v[i], r);
             if (a < 0)
-                return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)axes[i], r);
+                return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax.v[i], r);
             if (x->dims[a].value >= 0 && x->dims[a].value != 1)
                 return cv_ierr(c, "axis %d has size %lld; only size-1 axes can be squeezed", a,
                                (long long)x->dims[a].value);
@@ -379,22 +377,20 @@ carve_status i_squeeze(cv_ictx *c)
 carve_status k_unsqueeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     cv_val *x = in[0];
-    int64_t axes[CARVE_MAX_RANK];
-    size_t n;
-    bool given;
-    carve_status s = kernel_axes(k, in, n_in, axes, &n, &given);
+    sq_axes ax;
+    carve_status s = kernel_axes(k, in, n_in, &ax);
     if (s)
         return s;
-    if (!given)
+    if (!ax.given)
         return cv_kerr(k, "%s 'axes' is missing", k->opset < 13 ? "attribute" : "input 1");
-    if (x->rank + (int)n > CARVE_MAX_RANK)
-        return cv_kerr(k, "the output would have rank %d, above carve's limit %d", x->rank + (int)n, CARVE_MAX_RANK);
-    int r = x->rank + (int)n;
-    if ((s = sh_axes(k, axes, n, r, "axes")))
+    if (x->rank + (int)ax.n > CARVE_MAX_RANK)
+        return cv_kerr(k, "the output would have rank %d, above carve's limit %d", x->rank + (int)ax.n, CARVE_MAX_RANK);
+    int r = x->rank + (int)ax.n;
+    if ((s = sh_axes(k, ax.v, ax.n, r, "axes")))
         return s;
     bool ins[CARVE_MAX_RANK] = {0};
-    for (size_t i = 0; i < n; i++)
-        ins[axes[i]] = true;
+    for (size_t i = 0; i < ax.n; i++)
+        ins[ax.v[i]] = true;
     int64_t dims[CARVE_MAX_RANK];
     for (int i = 0, j = 0; i < r; i++)
         dims[i] = ins[i] ? 1 : x->dims[j++];
@@ -404,28 +400,25 @@ carve_status k_unsqueeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
 carve_status i_unsqueeze(cv_ictx *c)
 {
     const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    int64_t axes[CARVE_MAX_RANK];
-    size_t n;
-    bool given;
-    int64_t count;
-    bool known = infer_axes(c, axes, &n, &given, &count);
+    sq_axes ax;
+    bool known = infer_axes(c, &ax);
     if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    if (!known || !given) {
-        int64_t r = count >= 0 ? x->rank + count : -1;
+        return cv_infer_set(c, 0, sh_idtype(c, 0), -1, NULL);
+    carve_dtype dt = x->dtype;
+    if (!known || !ax.given) {
+        int64_t r = ax.count >= 0 ? x->rank + ax.count : -1;
         return cv_infer_set(c, 0, dt, r >= 0 && r <= CARVE_MAX_RANK ? (int)r : -1, NULL);
     }
-    int r = x->rank + (int)n;
+    int r = x->rank + (int)ax.n;
     if (r > CARVE_MAX_RANK)
         return cv_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
     bool ins[CARVE_MAX_RANK] = {0};
-    for (size_t i = 0; i < n; i++) {
-        int a = sh_axis(axes[i], r);
+    for (size_t i = 0; i < ax.n; i++) {
+        int a = sh_axis(ax.v[i], r);
         if (a < 0)
-            return cv_ierr(c, "axis %lld is out of range for output rank %d", (long long)axes[i], r);
+            return cv_ierr(c, "axis %lld is out of range for output rank %d", (long long)ax.v[i], r);
         if (ins[a])
-            return cv_ierr(c, "axis %lld is given twice", (long long)axes[i]);
+            return cv_ierr(c, "axis %lld is given twice", (long long)ax.v[i]);
         ins[a] = true;
     }
     carve_dim d[CARVE_MAX_RANK];
