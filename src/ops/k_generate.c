@@ -270,12 +270,7 @@ carve_status k_trilu(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
             if (hi > lo)
                 memcpy(dst + row + (size_t)lo * es, src + row + (size_t)lo * es, (size_t)(hi - lo) * es);
         }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }
 
 /* ================================================================ OneHot */
@@ -322,12 +317,7 @@ carve_status k_onehot(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
                 continue; /* all off, as the spec says */
             memcpy(dst + ((o * (size_t)depth + (size_t)x) * inner + i) * es, on, es);
         }
-    if (vals->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }
 
 carve_status i_onehot(cv_ictx *c)

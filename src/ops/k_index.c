@@ -34,16 +34,6 @@ static inline void copy_elem(char *dst, const char *src, size_t es)
     }
 }
 
-static carve_status finish_strings(cv_kctx *k, cv_val *v, cv_val **out)
-{
-    if (v->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    *out = v;
-    return CARVE_OK;
-}
-
 static void strides_of(int rank, const int64_t *dims, int64_t *st)
 {
     int64_t s = 1;
@@ -109,7 +99,7 @@ carve_status k_gather(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
             }
         }
     }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_gather(cv_ictx *c)
@@ -235,7 +225,7 @@ carve_status k_gatherelements(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **o
     const char *src = x->data;
     for (size_t j = 0; j < ind->nelem; j++, walk_next(&w))
         copy_elem(dst + j * es, src + (size_t)walk_off(&w, idx_at(ind, j)) * es, es);
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_gatherelements(cv_ictx *c)
@@ -421,7 +411,7 @@ carve_status k_scatterelements(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **
         else
             copy_elem(p, src + j * es, es);
     }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 /* ================================================================ GatherND, ScatterND */
@@ -502,7 +492,7 @@ carve_status k_gathernd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
                 int64_t off = tuple_off(ind, (bi * per + j) * (size_t)m, (int)m, x->dims + b, xst + b, &bad);
                 memcpy(dst, src + (bi * bstride + (size_t)off) * es, slice * es);
             }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_gathernd(cv_ictx *c)
@@ -593,7 +583,7 @@ carve_status k_scatternd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
         else
             memcpy(p, u, slice * es);
     }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 /* ================================================================ NonZero */
@@ -928,7 +918,7 @@ carve_status k_compress(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
                     memcpy(dst, (const char *)x->data + (o * dim + i) * blk, blk);
                     dst += blk;
                 }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_compress(cv_ictx *c)

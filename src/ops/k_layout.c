@@ -141,12 +141,7 @@ carve_status k_concat(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
                     memcpy(dst, (const char *)in[i]->data + o * blk, blk);
                 dst += blk;
             }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }
 
 carve_status i_concat(cv_ictx *c)
@@ -298,11 +293,9 @@ carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
             for (size_t o = 0; o < outer; o++)
                 memcpy((char *)v->data + o * blk, (const char *)x->data + o * row + off, blk);
         off += blk;
-        if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-            cv_val_unref(v);
-            return cv_knomem(k);
-        }
-        out[i] = v;
+        carve_status st = sh_finish(k, v, &out[i]);
+        if (st)
+            return st;
     }
     return CARVE_OK;
 }
@@ -752,10 +745,5 @@ carve_status k_reversesequence(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **
             memcpy((char *)v->data + o * inner, (const char *)x->data + i * inner, inner);
         }
     }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }

@@ -173,12 +173,7 @@ carve_status k_tile(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
             }
         }
     }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }
 
 carve_status i_tile(cv_ictx *c)
@@ -403,12 +398,7 @@ carve_status k_pad(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
             }
         }
     }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }
 
 carve_status i_pad(cv_ictx *c)

@@ -132,6 +132,16 @@ bool sh_dup_strings(cv_val *v)
     return true;
 }
 
+carve_status sh_finish(cv_kctx *k, cv_val *v, cv_val **out)
+{
+    if (v->dtype == CARVE_STRING && !sh_dup_strings(v)) {
+        cv_val_unref(v);
+        return cv_knomem(k);
+    }
+    *out = v;
+    return CARVE_OK;
+}
+
 const char *sh_str(const cv_val *v, size_t i)
 {
     const char *s = ((char *const *)v->data)[i];
@@ -340,12 +350,7 @@ carve_status sh_strided_out(cv_kctx *k, const cv_val *x, int rank, const int64_t
     size_t es = sh_esize(x->dtype);
     if (v->nelem)
         sh_copy_nd(v->data, (const char *)x->data + base * es, rank, dims, st, es);
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    *out = v;
-    return CARVE_OK;
+    return sh_finish(k, v, out);
 }
 
 /* ================================================================ small helpers */

@@ -25,6 +25,9 @@ bool sh_any4(cv_val **in, uint32_t n_in);
  * On NOMEM every slot not yet copied is set to NULL (so cv_val_unref frees
  * only owned strings) and false is returned. */
 bool sh_dup_strings(cv_val *v);
+/* A kernel's last step: *out = v, a string tensor first given its own
+ * copies (sh_dup_strings); on NOMEM v is freed and the error reported. */
+carve_status sh_finish(cv_kctx *k, cv_val *v, cv_val **out);
 /* Strings read as "" when NULL; used by kernels comparing strings. */
 const char *sh_str(const cv_val *v, size_t i);
 
