@@ -34,15 +34,6 @@ static inline void copy_elem(char *dst, const char *src, size_t es)
     }
 }
 
-static void strides_of(int rank, const int64_t *dims, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= dims[i];
-    }
-}
-
 /* ================================================================ Gather */
 
 carve_status k_gather(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
@@ -185,7 +176,7 @@ static void walk_init(elem_walk *w, const cv_val *x, const cv_val *ind, int axis
     w->axis = axis;
     w->d = x->dims[axis];
     memcpy(w->idims, ind->dims, (size_t)x->rank * sizeof *w->idims);
-    strides_of(x->rank, x->dims, w->xst);
+    sh_strides(x->rank, x->dims, w->xst);
 }
 
 static inline int64_t walk_off(const elem_walk *w, int64_t q)
@@ -471,7 +462,7 @@ carve_status k_gathernd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
     for (int i = b + (int)m; i < r; i++)
         dims[o++] = x->dims[i];
     int64_t xst[CARVE_MAX_RANK];
-    strides_of(r, x->dims, xst);
+    sh_strides(r, x->dims, xst);
     size_t batches = sh_span(x->dims, 0, b), per = sh_span(ind->dims, b, q - 1),
            slice = sh_span(x->dims, b + (int)m, r), bstride = b ? (size_t)xst[b - 1] : 0;
     for (size_t t = 0; t < batches * per; t++) {
@@ -558,7 +549,7 @@ carve_status k_scatternd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     if (s)
         return s;
     int64_t xst[CARVE_MAX_RANK];
-    strides_of(r, x->dims, xst);
+    sh_strides(r, x->dims, xst);
     size_t tuples = sh_span(ind->dims, 0, q - 1), slice = sh_span(x->dims, (int)m, r);
     for (size_t t = 0; t < tuples; t++) {
         int bad = -1;
