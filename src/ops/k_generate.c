@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* No single tensor a kernel makes may exceed this (as val.c). */
@@ -275,6 +276,21 @@ carve_status k_trilu(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
 
 /* ================================================================ OneHot */
 
+/* OneHot's axis in the output's rank r, or -1 with the reason in why
+ * (kernel and inference say the same). */
+static int onehot_axis(const carve_model *m, carve_node_id n, int r, char *why, size_t whysz)
+{
+    if (r > CARVE_MAX_RANK) {
+        snprintf(why, whysz, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
+        return -1;
+    }
+    int64_t ax = cv_attr_i(m, n, "axis", -1);
+    int axis = sh_axis(ax, r);
+    if (axis < 0)
+        snprintf(why, whysz, "axis %lld is out of range for output rank %d", (long long)ax, r);
+    return axis;
+}
+
 carve_status k_onehot(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     if (sh_any4(in, n_in))
@@ -291,12 +307,10 @@ carve_status k_onehot(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
     if (ind->dtype == CARVE_STRING || ind->dtype == CARVE_BOOL)
         return cv_kerr(k, "input 0 'indices' must be numeric, not %s", carve_dtype_name(ind->dtype));
     int r = ind->rank + 1;
-    if (r > CARVE_MAX_RANK)
-        return cv_kerr(k, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
-    int64_t ax = cv_attr_i(k->m, k->node, "axis", -1);
-    int axis = sh_axis(ax, r);
+    char why[96];
+    int axis = onehot_axis(k->m, k->node, r, why, sizeof why);
     if (axis < 0)
-        return cv_kerr(k, "axis %lld is out of range for output rank %d", (long long)ax, r);
+        return cv_kerr(k, "%s", why);
     int64_t dims[CARVE_MAX_RANK];
     for (int i = 0, j = 0; i < r; i++)
         dims[i] = i == axis ? depth : ind->dims[j++];
@@ -327,12 +341,10 @@ carve_status i_onehot(cv_ictx *c)
     if (!ind || ind->rank < 0)
         return cv_infer_set(c, 0, dt, -1, NULL);
     int r = ind->rank + 1;
-    if (r > CARVE_MAX_RANK)
-        return cv_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
-    int64_t ax = cv_attr_i(c->m, c->node, "axis", -1);
-    int axis = sh_axis(ax, r);
+    char why[96];
+    int axis = onehot_axis(c->m, c->node, r, why, sizeof why);
     if (axis < 0)
-        return cv_ierr(c, "axis %lld is out of range for output rank %d", (long long)ax, r);
+        return cv_ierr(c, "%s", why);
     carve_dim depth = sh_du();
     const cv_val *dv = c->const_input ? c->const_input(c, 1) : NULL;
     if (dv && dv->kind == CV_VAL_TENSOR && dv->nelem == 1 && dv->dtype != CARVE_STRING) {

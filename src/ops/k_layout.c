@@ -6,6 +6,7 @@
  * DepthToSpace and SpaceToDepth are in d_layout.c. */
 #include "k_shape.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ================================================================ Transpose */
@@ -215,17 +216,30 @@ carve_status i_concat(cv_ictx *c)
 /* Split sizes: the attribute (opset < 13; opset 1 also took an input), the
  * input (>= 13), or without them num_outputs (>= 18, chunks of ceil(d/n))
  * or equal parts. A split has at most 256 outputs (the table's limit). */
+/* Split's axis in [0, rank), or -1 with the reason in why (kernel and
+ * inference say the same). */
+static int split_axis(const carve_model *m, carve_node_id n, int rank, char *why, size_t whysz)
+{
+    if (rank == 0) {
+        snprintf(why, whysz, "input 0 'input' is a scalar; Split needs rank >= 1");
+        return -1;
+    }
+    int64_t ax = cv_attr_i(m, n, "axis", 0);
+    int axis = sh_axis(ax, rank);
+    if (axis < 0)
+        snprintf(why, whysz, "axis %lld is out of range for rank %d", (long long)ax, rank);
+    return axis;
+}
+
 carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     if (sh_any4(in, n_in))
         return sh_unpacked(k, k_split, in, n_in, out, n_out);
     cv_val *x = in[0];
-    if (x->rank == 0)
-        return cv_kerr(k, "input 0 'input' is a scalar; Split needs rank >= 1");
-    int64_t ax = cv_attr_i(k->m, k->node, "axis", 0);
-    int axis = sh_axis(ax, x->rank);
+    char why[96];
+    int axis = split_axis(k->m, k->node, x->rank, why, sizeof why);
     if (axis < 0)
-        return cv_kerr(k, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
+        return cv_kerr(k, "%s", why);
     int64_t sizes[256];
     size_t n = 0;
     bool given = false;
@@ -307,12 +321,10 @@ carve_status i_split(cv_ictx *c)
     carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
     if (!x || x->rank < 0)
         return sh_iunknown(c, n_out, dt);
-    if (x->rank == 0)
-        return cv_ierr(c, "input 0 'input' is a scalar; Split needs rank >= 1");
-    int64_t ax = cv_attr_i(c->m, c->node, "axis", 0);
-    int axis = sh_axis(ax, x->rank);
+    char why[96];
+    int axis = split_axis(c->m, c->node, x->rank, why, sizeof why);
     if (axis < 0)
-        return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
+        return cv_ierr(c, "%s", why);
     int64_t sizes[256];
     size_t n = 0;
     bool given = false, known = true;
