@@ -284,11 +284,7 @@ static int onehot_axis(const carve_model *m, carve_node_id n, int r, char *why, 
         snprintf(why, whysz, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
         return -1;
     }
-    int64_t ax = cv_attr_i(m, n, "axis", -1);
-    int axis = sh_axis(ax, r);
-    if (axis < 0)
-        snprintf(why, whysz, "axis %lld is out of range for output rank %d", (long long)ax, r);
-    return axis;
+    return sh_axis_attr(m, n, -1, r, "output rank", why, whysz);
 }
 
 carve_status k_onehot(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)

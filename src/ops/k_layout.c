@@ -224,11 +224,7 @@ static int split_axis(const carve_model *m, carve_node_id n, int rank, char *why
         snprintf(why, whysz, "input 0 'input' is a scalar; Split needs rank >= 1");
         return -1;
     }
-    int64_t ax = cv_attr_i(m, n, "axis", 0);
-    int axis = sh_axis(ax, rank);
-    if (axis < 0)
-        snprintf(why, whysz, "axis %lld is out of range for rank %d", (long long)ax, rank);
-    return axis;
+    return sh_axis_attr(m, n, 0, rank, "rank", why, whysz);
 }
 
 carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)

@@ -362,6 +362,16 @@ int sh_axis(int64_t axis, int rank)
     return (int)(axis < 0 ? axis + rank : axis);
 }
 
+int sh_axis_attr(const carve_model *m, carve_node_id n, int64_t dflt, int rank, const char *of, char *why,
+                 size_t whysz)
+{
+    int64_t ax = cv_attr_i(m, n, "axis", dflt);
+    int axis = sh_axis(ax, rank);
+    if (axis < 0)
+        snprintf(why, whysz, "axis %lld is out of range for %s %d", (long long)ax, of, rank);
+    return axis;
+}
+
 size_t sh_span(const int64_t *dims, int from, int to)
 {
     size_t n = 1;

@@ -52,6 +52,11 @@ const int *sh_space_perm(bool to_space, bool dcr);
 
 /* axis in [-rank, rank) mapped to [0, rank); -1 when out of range. */
 int sh_axis(int64_t axis, int rank);
+/* Attribute 'axis' (default dflt) mapped to [0, rank), or -1 with the
+ * reason in why ("axis 5 is out of range for <of> 3"), so a kernel and its
+ * inference say the same. */
+int sh_axis_attr(const carve_model *m, carve_node_id n, int64_t dflt, int rank, const char *of, char *why,
+                 size_t whysz);
 /* Product of dims[from, to). */
 size_t sh_span(const int64_t *dims, int from, int to);
 /* "[2,3,4]" into buf. */
