@@ -204,15 +204,16 @@ static void rplan_walk(const rplan *p, size_t total, row_fn fn, const rctx *c)
 #define F_SQ(v, m) ((double)(v) * (double)(v))
 #define F_EXP(v, m) exp((double)(v) - (m))
 
-#define ACC_ROW(NAME, T, F)                                                              \
+#define ACC_ROW(NAME, T, A, F)                                                           \
     static void NAME(const rctx *c, size_t io, size_t oo, size_t len, bool red)          \
     {                                                                                    \
         const T *x = (const T *)c->x + io;                                               \
-        double *a = (double *)c->acc + oo;                                               \
+        A *a = (A *)c->acc + oo;                                                         \
         const double *sh = c->shift ? c->shift + oo : NULL;                              \
         (void)sh;                                                                        \
         if (red) {                                                                       \
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0, m = sh ? sh[0] : 0;                   \
+            A s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                            \
+            double m = sh ? sh[0] : 0;                                                   \
             (void)m;                                                                     \
             size_t j = 0;                                                                \
             for (; j + 4 <= len; j += 4) {                                               \
@@ -265,58 +266,42 @@ static void rplan_walk(const rplan *p, size_t total, row_fn fn, const rctx *c)
         }                                                                                \
     }
 
-#define PROD_ROW(NAME, T)                                                                \
+#define PROD_ROW(NAME, T, A)                                                             \
     static void NAME(const rctx *c, size_t io, size_t oo, size_t len, bool red)          \
     {                                                                                    \
         const T *x = (const T *)c->x + io;                                               \
-        double *a = (double *)c->acc + oo;                                               \
+        A *a = (A *)c->acc + oo;                                                         \
         if (red) {                                                                       \
-            double p = 1;                                                                \
+            A p = 1;                                                                     \
             for (size_t j = 0; j < len; j++)                                             \
-                p *= x[j];                                                               \
+                p *= (A)x[j];                                                            \
             *a *= p;                                                                     \
         } else {                                                                         \
             for (size_t j = 0; j < len; j++)                                             \
-                a[j] *= x[j];                                                            \
+                a[j] *= (A)x[j];                                                         \
         }                                                                                \
     }
 
-ACC_ROW(row_sum_f, float, F_ID)
-ACC_ROW(row_abs_f, float, F_ABS)
-ACC_ROW(row_sq_f, float, F_SQ)
-ACC_ROW(row_exp_f, float, F_EXP)
+ACC_ROW(row_sum_f, float, double, F_ID)
+ACC_ROW(row_abs_f, float, double, F_ABS)
+ACC_ROW(row_sq_f, float, double, F_SQ)
+ACC_ROW(row_exp_f, float, double, F_EXP)
 CMP_ROW(row_max_f, float, >)
 CMP_ROW(row_min_f, float, <)
-PROD_ROW(row_prod_f, float)
-ACC_ROW(row_sum_d, double, F_ID)
-ACC_ROW(row_abs_d, double, F_ABS)
-ACC_ROW(row_sq_d, double, F_SQ)
-ACC_ROW(row_exp_d, double, F_EXP)
+PROD_ROW(row_prod_f, float, double)
+ACC_ROW(row_sum_d, double, double, F_ID)
+ACC_ROW(row_abs_d, double, double, F_ABS)
+ACC_ROW(row_sq_d, double, double, F_SQ)
+ACC_ROW(row_exp_d, double, double, F_EXP)
 CMP_ROW(row_max_d, double, >)
 CMP_ROW(row_min_d, double, <)
-PROD_ROW(row_prod_d, double)
+PROD_ROW(row_prod_d, double, double)
 
 /* Integer rows over int64 input (uint64 bits for unsigned), wrapping in
- * uint64. */
-#define I_ID(v) ((uint64_t)(v))
-#define I_ABS(v) ((v) < 0 ? 0 - (uint64_t)(v) : (uint64_t)(v))
-#define I_SQ(v) ((uint64_t)(v) * (uint64_t)(v))
-
-#define IACC_ROW(NAME, F)                                                                \
-    static void NAME(const rctx *c, size_t io, size_t oo, size_t len, bool red)          \
-    {                                                                                    \
-        const int64_t *x = (const int64_t *)c->x + io;                                   \
-        uint64_t *a = (uint64_t *)c->acc + oo;                                           \
-        if (red) {                                                                       \
-            uint64_t s = 0;                                                              \
-            for (size_t j = 0; j < len; j++)                                             \
-                s += F(x[j]);                                                            \
-            *a += s;                                                                     \
-        } else {                                                                         \
-            for (size_t j = 0; j < len; j++)                                             \
-                a[j] += F(x[j]);                                                         \
-        }                                                                                \
-    }
+ * uint64 (so the four partial sums give the exact sum). */
+#define I_ID(v, m) ((uint64_t)(v))
+#define I_ABS(v, m) ((v) < 0 ? 0 - (uint64_t)(v) : (uint64_t)(v))
+#define I_SQ(v, m) ((uint64_t)(v) * (uint64_t)(v))
 
 #define ICMP_ROW(NAME, T, OP)                                                            \
     static void NAME(const rctx *c, size_t io, size_t oo, size_t len, bool red)          \
@@ -334,24 +319,10 @@ PROD_ROW(row_prod_d, double)
         }                                                                                \
     }
 
-static void row_prod_i(const rctx *c, size_t io, size_t oo, size_t len, bool red)
-{
-    const int64_t *x = (const int64_t *)c->x + io;
-    uint64_t *a = (uint64_t *)c->acc + oo;
-    if (red) {
-        uint64_t p = 1;
-        for (size_t j = 0; j < len; j++)
-            p *= (uint64_t)x[j];
-        *a *= p;
-    } else {
-        for (size_t j = 0; j < len; j++)
-            a[j] *= (uint64_t)x[j];
-    }
-}
-
-IACC_ROW(row_sum_i, I_ID)
-IACC_ROW(row_abs_i, I_ABS)
-IACC_ROW(row_sq_i, I_SQ)
+ACC_ROW(row_sum_i, int64_t, uint64_t, I_ID)
+ACC_ROW(row_abs_i, int64_t, uint64_t, I_ABS)
+ACC_ROW(row_sq_i, int64_t, uint64_t, I_SQ)
+PROD_ROW(row_prod_i, int64_t, uint64_t)
 ICMP_ROW(row_max_s, int64_t, >)
 ICMP_ROW(row_min_s, int64_t, <)
 ICMP_ROW(row_max_u, uint64_t, >)
