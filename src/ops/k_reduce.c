@@ -591,12 +591,7 @@ carve_status k_reduce(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
     rplan_make(&p, x->rank, x->dims, mask);
     if (!flt && kind != R_LSE) {
         st = reduce_int(k, x, &p, kind, y);
-        if (st) {
-            cv_val_unref(y);
-            return st;
-        }
-        out[0] = y;
-        return CARVE_OK;
+        return cv_kout(st, y, &out[0]);
     }
     /* floats (float16/bfloat16 through float32), and LogSumExp of ints
      * through double */

@@ -496,12 +496,7 @@ carve_status k_resize(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
         }
     }
     job_free(&j);
-    if (s) {
-        cv_val_unref(y);
-        return s;
-    }
-    out[0] = y;
-    return CARVE_OK;
+    return cv_kout(s, y, &out[0]);
 }
 
 /* ---------------------------------------------------------------- inference */

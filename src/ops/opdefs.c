@@ -252,6 +252,15 @@ carve_status cv_node_err(const carve_model *m, carve_node_id node, carve_status 
     return cv_error(m->ctx, code, "node '%s' (%s): %s%s", n->name, n->op, prefix, msg);
 }
 
+carve_status cv_kout(carve_status s, cv_val *y, cv_val **out)
+{
+    if (s)
+        cv_val_unref(y);
+    else
+        *out = y;
+    return s;
+}
+
 carve_status cv_knomem(cv_kctx *k)
 {
     const cv_node *n = &k->m->nodes[k->node];

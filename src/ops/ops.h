@@ -125,6 +125,9 @@ carve_status cv_node_err(const carve_model *m, carve_node_id node, carve_status 
 /* A kernel's error: "node 'NAME' (OP): <fmt>", CARVE_ERR_INVALID. */
 #define cv_kerr(k, ...) cv_node_err((k)->m, (k)->node, CARVE_ERR_INVALID, "", __VA_ARGS__)
 carve_status cv_knomem(cv_kctx *k);
+/* A kernel's last step: s == CARVE_OK sets *out = y, anything else frees y;
+ * returns s. */
+carve_status cv_kout(carve_status s, cv_val *y, cv_val **out);
 
 /* Attribute readers with defaults. */
 int64_t cv_attr_i(const carve_model *m, carve_node_id n, const char *name, int64_t dflt);
