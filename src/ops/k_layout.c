@@ -227,6 +227,40 @@ static int split_axis(const carve_model *m, carve_node_id n, int rank, char *why
     return sh_axis_attr(m, n, 0, rank, "rank", why, whysz);
 }
 
+/* The 'split' attribute (before opset 13) into sizes[0..*n) when it has at
+ * most 256 values; returns its count (-1: absent). */
+static int split_attr(const carve_model *m, carve_node_id node, int64_t *sizes, size_t *n)
+{
+    const int64_t *v;
+    int cnt = cv_attr_ints(m, node, "split", &v);
+    if (cnt >= 0 && cnt <= 256) {
+        *n = (size_t)cnt;
+        if (cnt)
+            memcpy(sizes, v, (size_t)cnt * sizeof *v);
+    }
+    return cnt;
+}
+
+/* Sizes of n_out outputs splitting d without a 'split' list: num (opset
+ * 18's num_outputs) chunks of ceil(d / num), the last one smaller, or equal
+ * parts; false when d does not split into equal parts. */
+static bool split_even(int64_t d, int64_t num, uint32_t n_out, int64_t *sizes)
+{
+    if (num) {
+        int64_t chunk = (d + num - 1) / num, left = d;
+        for (uint32_t i = 0; i < n_out && i < 256; i++) {
+            sizes[i] = left < chunk ? left : chunk;
+            left -= sizes[i];
+        }
+        return true;
+    }
+    if (n_out && d % (int64_t)n_out)
+        return false;
+    for (uint32_t i = 0; i < n_out && i < 256; i++)
+        sizes[i] = d / (int64_t)n_out;
+    return true;
+}
+
 carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     if (sh_any4(in, n_in))
@@ -245,16 +279,10 @@ carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
             return s;
         given = true;
     } else if (k->opset < 13) {
-        const int64_t *v;
-        int cnt = cv_attr_ints(k->m, k->node, "split", &v);
+        int cnt = split_attr(k->m, k->node, sizes, &n);
         if (cnt > 256)
             return cv_kerr(k, "attribute 'split' has %d values, more than the %u outputs", cnt, n_out);
-        if (cnt >= 0) {
-            n = (size_t)cnt;
-            if (cnt)
-                memcpy(sizes, v, (size_t)cnt * sizeof *v);
-            given = true;
-        }
+        given = cnt >= 0;
     }
     int64_t d = x->dims[axis];
     if (given) {
@@ -274,20 +302,8 @@ carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
         int64_t num = k->opset >= 18 ? cv_attr_i(k->m, k->node, "num_outputs", 0) : 0;
         if (num && num != (int64_t)n_out)
             return cv_kerr(k, "attribute 'num_outputs' is %lld but the node has %u outputs", (long long)num, n_out);
-        if (num) {
-            /* opset 18: chunks of ceil(d / n), the last one smaller */
-            int64_t chunk = (d + num - 1) / num, left = d;
-            for (uint32_t i = 0; i < n_out; i++) {
-                sizes[i] = left < chunk ? left : chunk;
-                left -= sizes[i];
-            }
-        } else {
-            if (d % (int64_t)n_out)
-                return cv_kerr(k, "axis %d of size %lld does not split into %u equal parts", axis, (long long)d,
-                               n_out);
-            for (uint32_t i = 0; i < n_out; i++)
-                sizes[i] = d / (int64_t)n_out;
-        }
+        if (!split_even(d, num, n_out, sizes))
+            return cv_kerr(k, "axis %d of size %lld does not split into %u equal parts", axis, (long long)d, n_out);
     }
     size_t es = sh_esize(x->dtype), outer = sh_span(x->dims, 0, axis),
            inner = sh_span(x->dims, axis + 1, x->rank) * es, row = (size_t)d * inner, off = 0;
@@ -328,14 +344,8 @@ carve_status i_split(cv_ictx *c)
         given = true;
         known = sh_const_ints(c, 1, sizes, 256, &n);
     } else if (c->opset < 13) {
-        const int64_t *v;
-        int cnt = cv_attr_ints(c->m, c->node, "split", &v);
-        if (cnt >= 0 && cnt <= 256) {
-            n = (size_t)cnt;
-            if (cnt)
-                memcpy(sizes, v, (size_t)cnt * sizeof *v);
-            given = true;
-        }
+        int cnt = split_attr(c->m, c->node, sizes, &n);
+        given = cnt >= 0 && cnt <= 256;
     }
     carve_dim dax = x->dims[axis];
     if (given && known) {
@@ -354,21 +364,11 @@ carve_status i_split(cv_ictx *c)
                            (long long)dax.value);
     } else if (!given) {
         int64_t num = c->opset >= 18 ? cv_attr_i(c->m, c->node, "num_outputs", 0) : 0;
-        if (dax.value < 0) {
+        if (dax.value < 0)
             known = false;
-        } else if (num) {
-            int64_t chunk = (dax.value + num - 1) / num, left = dax.value;
-            for (uint32_t i = 0; i < n_out && i < 256; i++) {
-                sizes[i] = left < chunk ? left : chunk;
-                left -= sizes[i];
-            }
-        } else {
-            if (n_out && dax.value % (int64_t)n_out)
-                return cv_ierr(c, "axis %d of size %lld does not split into %u equal parts", axis,
-                               (long long)dax.value, n_out);
-            for (uint32_t i = 0; i < n_out && i < 256; i++)
-                sizes[i] = dax.value / (int64_t)n_out;
-        }
+        else if (!split_even(dax.value, num, n_out, sizes))
+            return cv_ierr(c, "axis %d of size %lld does not split into %u equal parts", axis, (long long)dax.value,
+                           n_out);
     }
     for (uint32_t i = 0; i < n_out; i++) {
         carve_dim d[CARVE_MAX_RANK];
