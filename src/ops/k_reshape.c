@@ -220,16 +220,28 @@ mismatch:;
                    sym_str(a, sizeof a, x->rank, x->dims), sh_dims_str(b, sizeof b, (int)n, shape));
 }
 
+/* Flatten's axis in [0, rank] (rank: all dims in the first), or -1 with the
+ * reason in why (kernel and inference say the same). */
+static int flatten_axis(const carve_model *m, carve_node_id n, int rank, char *why, size_t whysz)
+{
+    int64_t axis = cv_attr_i(m, n, "axis", 1);
+    if (axis < 0)
+        axis += rank;
+    if (axis < 0 || axis > rank) {
+        snprintf(why, whysz, "axis %lld is out of range for rank %d", (long long)cv_attr_i(m, n, "axis", 1), rank);
+        return -1;
+    }
+    return (int)axis;
+}
+
 carve_status k_flatten(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     cv_val *x = in[0];
-    int64_t axis = cv_attr_i(k->m, k->node, "axis", 1);
+    char why[96];
+    int axis = flatten_axis(k->m, k->node, x->rank, why, sizeof why);
     if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis > x->rank)
-        return cv_kerr(k, "axis %lld is out of range for rank %d", (long long)cv_attr_i(k->m, k->node, "axis", 1),
-                       x->rank);
-    int64_t dims[2] = {(int64_t)sh_span(x->dims, 0, (int)axis), (int64_t)sh_span(x->dims, (int)axis, x->rank)};
+        return cv_kerr(k, "%s", why);
+    int64_t dims[2] = {(int64_t)sh_span(x->dims, 0, axis), (int64_t)sh_span(x->dims, axis, x->rank)};
     return renamed(k, x, 2, dims, out);
 }
 
@@ -239,13 +251,11 @@ carve_status i_flatten(cv_ictx *c)
     carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
     if (!x || x->rank < 0)
         return cv_infer_set(c, 0, dt, 2, NULL);
-    int64_t axis = cv_attr_i(c->m, c->node, "axis", 1);
+    char why[96];
+    int axis = flatten_axis(c->m, c->node, x->rank, why, sizeof why);
     if (axis < 0)
-        axis += x->rank;
-    if (axis < 0 || axis > x->rank)
-        return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)cv_attr_i(c->m, c->node, "axis", 1),
-                       x->rank);
-    carve_dim d[2] = {sh_dim_prod(x->dims, 0, (int)axis), sh_dim_prod(x->dims, (int)axis, x->rank)};
+        return cv_ierr(c, "%s", why);
+    carve_dim d[2] = {sh_dim_prod(x->dims, 0, axis), sh_dim_prod(x->dims, axis, x->rank)};
     return cv_infer_set(c, 0, dt, 2, d);
 }
 
@@ -303,27 +313,23 @@ static bool infer_axes(cv_ictx *c, sq_axes *a)
     return sh_const_ints(c, 1, a->v, CARVE_MAX_RANK, &a->n);
 }
 
-carve_status k_squeeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+/* Squeeze's kernel once its axes are read (sq_kernel). */
+static carve_status squeeze_kernel(cv_kctx *k, cv_val *x, sq_axes *ax, cv_val **out)
 {
-    cv_val *x = in[0];
-    sq_axes ax;
-    carve_status s = kernel_axes(k, in, n_in, &ax);
-    if (s)
-        return s;
     bool drop[CARVE_MAX_RANK] = {0};
-    if (ax.given && ax.n) {
+    if (ax->given && ax->n) {
         /* a repeated axis counts once, as onnxruntime does */
-        for (size_t i = 0; i < ax.n; i++) {
-            int a = sh_axis(ax.v[i], x->rank);
+        for (size_t i = 0; i < ax->n; i++) {
+            int a = sh_axis(ax->v[i], x->rank);
             if (a < 0)
-                return cv_kerr(k, "axes: axis %lld is out of range for rank %d", (long long)ax.v[i], x->rank);
-            ax.v[i] = a;
+                return cv_kerr(k, "axes: axis %lld is out of range for rank %d", (long long)ax->v[i], x->rank);
+            ax->v[i] = a;
         }
-        for (size_t i = 0; i < ax.n; i++) {
-            if (x->dims[ax.v[i]] != 1)
-                return cv_kerr(k, "axis %lld has size %lld; only size-1 axes can be squeezed", (long long)ax.v[i],
-                               (long long)x->dims[ax.v[i]]);
-            drop[ax.v[i]] = true;
+        for (size_t i = 0; i < ax->n; i++) {
+            if (x->dims[ax->v[i]] != 1)
+                return cv_kerr(k, "axis %lld has size %lld; only size-1 axes can be squeezed", (long long)ax->v[i],
+                               (long long)x->dims[ax->v[i]]);
+            drop[ax->v[i]] = true;
         }
     } else {
         for (int i = 0; i < x->rank; i++)
@@ -337,23 +343,19 @@ carve_status k_squeeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uin
     return renamed(k, x, r, dims, out);
 }
 
-carve_status i_squeeze(cv_ictx *c)
+/* Squeeze's inference once the input's rank is known (sq_infer). */
+static carve_status squeeze_infer(cv_ictx *c, const cv_type *x, const sq_axes *ax, bool known)
 {
-    const cv_type *x = sh_tin(c, 0);
-    sq_axes ax;
-    bool known = infer_axes(c, &ax);
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, sh_idtype(c, 0), -1, NULL);
     carve_dtype dt = x->dtype;
     int r = x->rank;
     if (!known)
-        return cv_infer_set(c, 0, dt, ax.count >= 0 && ax.count <= r ? r - (int)ax.count : -1, NULL);
+        return cv_infer_set(c, 0, dt, ax->count >= 0 && ax->count <= r ? r - (int)ax->count : -1, NULL);
     bool drop[CARVE_MAX_RANK] = {0};
-    if (ax.given && ax.n) {
-        for (size_t i = 0; i < ax.n; i++) {
-            int a = sh_axis(ax.v[i], r);
+    if (ax->given && ax->n) {
+        for (size_t i = 0; i < ax->n; i++) {
+            int a = sh_axis(ax->v[i], r);
             if (a < 0)
-                return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax.v[i], r);
+                return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax->v[i], r);
             if (x->dims[a].value >= 0 && x->dims[a].value != 1)
                 return cv_ierr(c, "axis %d has size %lld; only size-1 axes can be squeezed", a,
                                (long long)x->dims[a].value);
@@ -374,51 +376,44 @@ carve_status i_squeeze(cv_ictx *c)
     return cv_infer_set(c, 0, dt, o, d);
 }
 
-carve_status k_unsqueeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+/* Unsqueeze's kernel once its axes are read (sq_kernel). */
+static carve_status unsqueeze_kernel(cv_kctx *k, cv_val *x, sq_axes *ax, cv_val **out)
 {
-    cv_val *x = in[0];
-    sq_axes ax;
-    carve_status s = kernel_axes(k, in, n_in, &ax);
-    if (s)
-        return s;
-    if (!ax.given)
+    carve_status s;
+    if (!ax->given)
         return cv_kerr(k, "%s 'axes' is missing", k->opset < 13 ? "attribute" : "input 1");
-    if (x->rank + (int)ax.n > CARVE_MAX_RANK)
-        return cv_kerr(k, "the output would have rank %d, above carve's limit %d", x->rank + (int)ax.n, CARVE_MAX_RANK);
-    int r = x->rank + (int)ax.n;
-    if ((s = sh_axes(k, ax.v, ax.n, r, "axes")))
+    if (x->rank + (int)ax->n > CARVE_MAX_RANK)
+        return cv_kerr(k, "the output would have rank %d, above carve's limit %d", x->rank + (int)ax->n, CARVE_MAX_RANK);
+    int r = x->rank + (int)ax->n;
+    if ((s = sh_axes(k, ax->v, ax->n, r, "axes")))
         return s;
     bool ins[CARVE_MAX_RANK] = {0};
-    for (size_t i = 0; i < ax.n; i++)
-        ins[ax.v[i]] = true;
+    for (size_t i = 0; i < ax->n; i++)
+        ins[ax->v[i]] = true;
     int64_t dims[CARVE_MAX_RANK];
     for (int i = 0, j = 0; i < r; i++)
         dims[i] = ins[i] ? 1 : x->dims[j++];
     return renamed(k, x, r, dims, out);
 }
 
-carve_status i_unsqueeze(cv_ictx *c)
+/* Unsqueeze's inference once the input's rank is known (sq_infer). */
+static carve_status unsqueeze_infer(cv_ictx *c, const cv_type *x, const sq_axes *ax, bool known)
 {
-    const cv_type *x = sh_tin(c, 0);
-    sq_axes ax;
-    bool known = infer_axes(c, &ax);
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, sh_idtype(c, 0), -1, NULL);
     carve_dtype dt = x->dtype;
-    if (!known || !ax.given) {
-        int64_t r = ax.count >= 0 ? x->rank + ax.count : -1;
+    if (!known || !ax->given) {
+        int64_t r = ax->count >= 0 ? x->rank + ax->count : -1;
         return cv_infer_set(c, 0, dt, r >= 0 && r <= CARVE_MAX_RANK ? (int)r : -1, NULL);
     }
-    int r = x->rank + (int)ax.n;
+    int r = x->rank + (int)ax->n;
     if (r > CARVE_MAX_RANK)
         return cv_ierr(c, "the output would have rank %d, above carve's limit %d", r, CARVE_MAX_RANK);
     bool ins[CARVE_MAX_RANK] = {0};
-    for (size_t i = 0; i < ax.n; i++) {
-        int a = sh_axis(ax.v[i], r);
+    for (size_t i = 0; i < ax->n; i++) {
+        int a = sh_axis(ax->v[i], r);
         if (a < 0)
-            return cv_ierr(c, "axis %lld is out of range for output rank %d", (long long)ax.v[i], r);
+            return cv_ierr(c, "axis %lld is out of range for output rank %d", (long long)ax->v[i], r);
         if (ins[a])
-            return cv_ierr(c, "axis %lld is given twice", (long long)ax.v[i]);
+            return cv_ierr(c, "axis %lld is given twice", (long long)ax->v[i]);
         ins[a] = true;
     }
     carve_dim d[CARVE_MAX_RANK];
@@ -426,3 +421,35 @@ carve_status i_unsqueeze(cv_ictx *c)
         d[i] = ins[i] ? sh_dk(1) : x->dims[j++];
     return cv_infer_set(c, 0, dt, r, d);
 }
+
+static carve_status sq_kernel(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, bool un)
+{
+    sq_axes ax;
+    carve_status s = kernel_axes(k, in, n_in, &ax);
+    if (s)
+        return s;
+    return un ? unsqueeze_kernel(k, in[0], &ax, out) : squeeze_kernel(k, in[0], &ax, out);
+}
+
+carve_status k_squeeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    return sq_kernel(k, in, n_in, out, false);
+}
+
+carve_status k_unsqueeze(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    return sq_kernel(k, in, n_in, out, true);
+}
+
+static carve_status sq_infer(cv_ictx *c, bool un)
+{
+    const cv_type *x = sh_tin(c, 0);
+    sq_axes ax;
+    bool known = infer_axes(c, &ax);
+    if (!x || x->rank < 0)
+        return cv_infer_set(c, 0, sh_idtype(c, 0), -1, NULL);
+    return un ? unsqueeze_infer(c, x, &ax, known) : squeeze_infer(c, x, &ax, known);
+}
+
+carve_status i_squeeze(cv_ictx *c) { return sq_infer(c, false); }
+carve_status i_unsqueeze(cv_ictx *c) { return sq_infer(c, true); }
