@@ -48,11 +48,7 @@ static carve_value_id piece(cv_rw *rw, const char *op, const char *name, uint32_
                             carve_value_id b, carve_value_id c, carve_value_id out)
 {
     carve_value_id ins[3] = {a, b, c};
-    for (uint32_t i = 0; i < n_in; i++)
-        if (ins[i] == CARVE_NONE)
-            return CARVE_NONE;
-    carve_node_id n = cv_rw_node(rw, op, name, n_in, ins, 1, &out);
-    return n == CARVE_NONE ? CARVE_NONE : rw->m->nodes[n].out[0];
+    return cv_rw_piece(rw, op, name, n_in, ins, out);
 }
 
 #define OP1(op, name, a, out) piece(rw, op, name, 1, a, CARVE_NONE, CARVE_NONE, out)

@@ -594,12 +594,7 @@ static carve_status cast(cv_kctx *k, cv_val *x, carve_dtype to, bool saturate, c
             }
         }
     }
-    if (s) {
-        cv_val_unref(y);
-        return s;
-    }
-    *out = y;
-    return CARVE_OK;
+    return cv_kout(s, y, out);
 }
 
 /* Cast-1 names the target type as a string ("FLOAT"). */

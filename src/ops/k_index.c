@@ -34,25 +34,6 @@ static inline void copy_elem(char *dst, const char *src, size_t es)
     }
 }
 
-static carve_status finish_strings(cv_kctx *k, cv_val *v, cv_val **out)
-{
-    if (v->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    *out = v;
-    return CARVE_OK;
-}
-
-static void strides_of(int rank, const int64_t *dims, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= dims[i];
-    }
-}
-
 /* ================================================================ Gather */
 
 carve_status k_gather(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
@@ -109,7 +90,7 @@ carve_status k_gather(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
             }
         }
     }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_gather(cv_ictx *c)
@@ -195,7 +176,7 @@ static void walk_init(elem_walk *w, const cv_val *x, const cv_val *ind, int axis
     w->axis = axis;
     w->d = x->dims[axis];
     memcpy(w->idims, ind->dims, (size_t)x->rank * sizeof *w->idims);
-    strides_of(x->rank, x->dims, w->xst);
+    sh_strides(x->rank, x->dims, w->xst);
 }
 
 static inline int64_t walk_off(const elem_walk *w, int64_t q)
@@ -235,7 +216,7 @@ carve_status k_gatherelements(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **o
     const char *src = x->data;
     for (size_t j = 0; j < ind->nelem; j++, walk_next(&w))
         copy_elem(dst + j * es, src + (size_t)walk_off(&w, idx_at(ind, j)) * es, es);
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_gatherelements(cv_ictx *c)
@@ -421,7 +402,7 @@ carve_status k_scatterelements(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **
         else
             copy_elem(p, src + j * es, es);
     }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 /* ================================================================ GatherND, ScatterND */
@@ -481,7 +462,7 @@ carve_status k_gathernd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
     for (int i = b + (int)m; i < r; i++)
         dims[o++] = x->dims[i];
     int64_t xst[CARVE_MAX_RANK];
-    strides_of(r, x->dims, xst);
+    sh_strides(r, x->dims, xst);
     size_t batches = sh_span(x->dims, 0, b), per = sh_span(ind->dims, b, q - 1),
            slice = sh_span(x->dims, b + (int)m, r), bstride = b ? (size_t)xst[b - 1] : 0;
     for (size_t t = 0; t < batches * per; t++) {
@@ -502,7 +483,7 @@ carve_status k_gathernd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
                 int64_t off = tuple_off(ind, (bi * per + j) * (size_t)m, (int)m, x->dims + b, xst + b, &bad);
                 memcpy(dst, src + (bi * bstride + (size_t)off) * es, slice * es);
             }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_gathernd(cv_ictx *c)
@@ -568,7 +549,7 @@ carve_status k_scatternd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     if (s)
         return s;
     int64_t xst[CARVE_MAX_RANK];
-    strides_of(r, x->dims, xst);
+    sh_strides(r, x->dims, xst);
     size_t tuples = sh_span(ind->dims, 0, q - 1), slice = sh_span(x->dims, (int)m, r);
     for (size_t t = 0; t < tuples; t++) {
         int bad = -1;
@@ -593,7 +574,7 @@ carve_status k_scatternd(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
         else
             memcpy(p, u, slice * es);
     }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 /* ================================================================ NonZero */
@@ -928,7 +909,7 @@ carve_status k_compress(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
                     memcpy(dst, (const char *)x->data + (o * dim + i) * blk, blk);
                     dst += blk;
                 }
-    return finish_strings(k, v, out);
+    return sh_finish(k, v, out);
 }
 
 carve_status i_compress(cv_ictx *c)

@@ -1,40 +1,13 @@
 /* k_layout.c: ops that move elements into a new layout: Transpose, Concat,
- * Split, Slice, Expand, Tile, Pad, DepthToSpace, SpaceToDepth,
- * ReverseSequence. All move bytes (any dtype; strings as pointers copied at
- * the end; 4-bit types unpacked first) and copy contiguous runs whole. The
- * decompositions of DepthToSpace and SpaceToDepth are here too. */
+ * Split, Slice, DepthToSpace, SpaceToDepth, ReverseSequence (Expand, Tile
+ * and Pad, which make more elements than they read, are in k_pad.c). All
+ * move bytes (any dtype; strings as pointers copied at the end; 4-bit types
+ * unpacked first) and copy contiguous runs whole. The decompositions of
+ * DepthToSpace and SpaceToDepth are in d_layout.c. */
 #include "k_shape.h"
 
+#include <stdio.h>
 #include <string.h>
-
-/* Row-major strides (elements) of dims. */
-static void strides_of(int rank, const int64_t *dims, int64_t *st)
-{
-    int64_t s = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        st[i] = s;
-        s *= dims[i];
-    }
-}
-
-/* A new output of x's dtype, filled by sh_copy_nd from x's data viewed with
- * the given strides (elements) starting at element `base`. */
-static carve_status strided_out(cv_kctx *k, const cv_val *x, int rank, const int64_t *dims, const int64_t *st,
-                                size_t base, cv_val **out)
-{
-    cv_val *v = cv_val_new_uninit(x->dtype, rank, dims); /* sh_copy_nd writes every element */
-    if (!v)
-        return cv_knomem(k);
-    size_t es = sh_esize(x->dtype);
-    if (v->nelem)
-        sh_copy_nd(v->data, (const char *)x->data + base * es, rank, dims, st, es);
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    *out = v;
-    return CARVE_OK;
-}
 
 /* ================================================================ Transpose */
 
@@ -82,12 +55,12 @@ carve_status k_transpose(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
         return CARVE_OK;
     }
     int64_t st[CARVE_MAX_RANK], dims[CARVE_MAX_RANK], ost[CARVE_MAX_RANK];
-    strides_of(x->rank, x->dims, st);
+    sh_strides(x->rank, x->dims, st);
     for (int i = 0; i < x->rank; i++) {
         dims[i] = x->dims[perm[i]];
         ost[i] = st[perm[i]];
     }
-    return strided_out(k, x, x->rank, dims, ost, 0, out);
+    return sh_strided_out(k, x, x->rank, dims, ost, 0, out);
 }
 
 carve_status i_transpose(cv_ictx *c)
@@ -169,12 +142,7 @@ carve_status k_concat(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
                     memcpy(dst, (const char *)in[i]->data + o * blk, blk);
                 dst += blk;
             }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }
 
 carve_status i_concat(cv_ictx *c)
@@ -248,17 +216,60 @@ carve_status i_concat(cv_ictx *c)
 /* Split sizes: the attribute (opset < 13; opset 1 also took an input), the
  * input (>= 13), or without them num_outputs (>= 18, chunks of ceil(d/n))
  * or equal parts. A split has at most 256 outputs (the table's limit). */
+/* Split's axis in [0, rank), or -1 with the reason in why (kernel and
+ * inference say the same). */
+static int split_axis(const carve_model *m, carve_node_id n, int rank, char *why, size_t whysz)
+{
+    if (rank == 0) {
+        snprintf(why, whysz, "input 0 'input' is a scalar; Split needs rank >= 1");
+        return -1;
+    }
+    return sh_axis_attr(m, n, 0, rank, "rank", why, whysz);
+}
+
+/* The 'split' attribute (before opset 13) into sizes[0..*n) when it has at
+ * most 256 values; returns its count (-1: absent). */
+static int split_attr(const carve_model *m, carve_node_id node, int64_t *sizes, size_t *n)
+{
+    const int64_t *v;
+    int cnt = cv_attr_ints(m, node, "split", &v);
+    if (cnt >= 0 && cnt <= 256) {
+        *n = (size_t)cnt;
+        if (cnt)
+            memcpy(sizes, v, (size_t)cnt * sizeof *v);
+    }
+    return cnt;
+}
+
+/* Sizes of n_out outputs splitting d without a 'split' list: num (opset
+ * 18's num_outputs) chunks of ceil(d / num), the last one smaller, or equal
+ * parts; false when d does not split into equal parts. */
+static bool split_even(int64_t d, int64_t num, uint32_t n_out, int64_t *sizes)
+{
+    if (num) {
+        int64_t chunk = (d + num - 1) / num, left = d;
+        for (uint32_t i = 0; i < n_out && i < 256; i++) {
+            sizes[i] = left < chunk ? left : chunk;
+            left -= sizes[i];
+        }
+        return true;
+    }
+    if (n_out && d % (int64_t)n_out)
+        return false;
+    for (uint32_t i = 0; i < n_out && i < 256; i++)
+        sizes[i] = d / (int64_t)n_out;
+    return true;
+}
+
 carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     if (sh_any4(in, n_in))
         return sh_unpacked(k, k_split, in, n_in, out, n_out);
     cv_val *x = in[0];
-    if (x->rank == 0)
-        return cv_kerr(k, "input 0 'input' is a scalar; Split needs rank >= 1");
-    int64_t ax = cv_attr_i(k->m, k->node, "axis", 0);
-    int axis = sh_axis(ax, x->rank);
+    char why[96];
+    int axis = split_axis(k->m, k->node, x->rank, why, sizeof why);
     if (axis < 0)
-        return cv_kerr(k, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
+        return cv_kerr(k, "%s", why);
     int64_t sizes[256];
     size_t n = 0;
     bool given = false;
@@ -268,16 +279,10 @@ carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
             return s;
         given = true;
     } else if (k->opset < 13) {
-        const int64_t *v;
-        int cnt = cv_attr_ints(k->m, k->node, "split", &v);
+        int cnt = split_attr(k->m, k->node, sizes, &n);
         if (cnt > 256)
             return cv_kerr(k, "attribute 'split' has %d values, more than the %u outputs", cnt, n_out);
-        if (cnt >= 0) {
-            n = (size_t)cnt;
-            if (cnt)
-                memcpy(sizes, v, (size_t)cnt * sizeof *v);
-            given = true;
-        }
+        given = cnt >= 0;
     }
     int64_t d = x->dims[axis];
     if (given) {
@@ -297,20 +302,8 @@ carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
         int64_t num = k->opset >= 18 ? cv_attr_i(k->m, k->node, "num_outputs", 0) : 0;
         if (num && num != (int64_t)n_out)
             return cv_kerr(k, "attribute 'num_outputs' is %lld but the node has %u outputs", (long long)num, n_out);
-        if (num) {
-            /* opset 18: chunks of ceil(d / n), the last one smaller */
-            int64_t chunk = (d + num - 1) / num, left = d;
-            for (uint32_t i = 0; i < n_out; i++) {
-                sizes[i] = left < chunk ? left : chunk;
-                left -= sizes[i];
-            }
-        } else {
-            if (d % (int64_t)n_out)
-                return cv_kerr(k, "axis %d of size %lld does not split into %u equal parts", axis, (long long)d,
-                               n_out);
-            for (uint32_t i = 0; i < n_out; i++)
-                sizes[i] = d / (int64_t)n_out;
-        }
+        if (!split_even(d, num, n_out, sizes))
+            return cv_kerr(k, "axis %d of size %lld does not split into %u equal parts", axis, (long long)d, n_out);
     }
     size_t es = sh_esize(x->dtype), outer = sh_span(x->dims, 0, axis),
            inner = sh_span(x->dims, axis + 1, x->rank) * es, row = (size_t)d * inner, off = 0;
@@ -326,11 +319,9 @@ carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
             for (size_t o = 0; o < outer; o++)
                 memcpy((char *)v->data + o * blk, (const char *)x->data + o * row + off, blk);
         off += blk;
-        if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-            cv_val_unref(v);
-            return cv_knomem(k);
-        }
-        out[i] = v;
+        carve_status st = sh_finish(k, v, &out[i]);
+        if (st)
+            return st;
     }
     return CARVE_OK;
 }
@@ -342,12 +333,10 @@ carve_status i_split(cv_ictx *c)
     carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
     if (!x || x->rank < 0)
         return sh_iunknown(c, n_out, dt);
-    if (x->rank == 0)
-        return cv_ierr(c, "input 0 'input' is a scalar; Split needs rank >= 1");
-    int64_t ax = cv_attr_i(c->m, c->node, "axis", 0);
-    int axis = sh_axis(ax, x->rank);
+    char why[96];
+    int axis = split_axis(c->m, c->node, x->rank, why, sizeof why);
     if (axis < 0)
-        return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)ax, x->rank);
+        return cv_ierr(c, "%s", why);
     int64_t sizes[256];
     size_t n = 0;
     bool given = false, known = true;
@@ -355,14 +344,8 @@ carve_status i_split(cv_ictx *c)
         given = true;
         known = sh_const_ints(c, 1, sizes, 256, &n);
     } else if (c->opset < 13) {
-        const int64_t *v;
-        int cnt = cv_attr_ints(c->m, c->node, "split", &v);
-        if (cnt >= 0 && cnt <= 256) {
-            n = (size_t)cnt;
-            if (cnt)
-                memcpy(sizes, v, (size_t)cnt * sizeof *v);
-            given = true;
-        }
+        int cnt = split_attr(c->m, c->node, sizes, &n);
+        given = cnt >= 0 && cnt <= 256;
     }
     carve_dim dax = x->dims[axis];
     if (given && known) {
@@ -381,21 +364,11 @@ carve_status i_split(cv_ictx *c)
                            (long long)dax.value);
     } else if (!given) {
         int64_t num = c->opset >= 18 ? cv_attr_i(c->m, c->node, "num_outputs", 0) : 0;
-        if (dax.value < 0) {
+        if (dax.value < 0)
             known = false;
-        } else if (num) {
-            int64_t chunk = (dax.value + num - 1) / num, left = dax.value;
-            for (uint32_t i = 0; i < n_out && i < 256; i++) {
-                sizes[i] = left < chunk ? left : chunk;
-                left -= sizes[i];
-            }
-        } else {
-            if (n_out && dax.value % (int64_t)n_out)
-                return cv_ierr(c, "axis %d of size %lld does not split into %u equal parts", axis,
-                               (long long)dax.value, n_out);
-            for (uint32_t i = 0; i < n_out && i < 256; i++)
-                sizes[i] = dax.value / (int64_t)n_out;
-        }
+        else if (!split_even(dax.value, num, n_out, sizes))
+            return cv_ierr(c, "axis %d of size %lld does not split into %u equal parts", axis, (long long)dax.value,
+                           n_out);
     }
     for (uint32_t i = 0; i < n_out; i++) {
         carve_dim d[CARVE_MAX_RANK];
@@ -498,7 +471,7 @@ carve_status k_slice(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
     if ((s = sh_axes(k, a.axes, a.n, x->rank, "axes")))
         return s;
     int64_t st[CARVE_MAX_RANK], dims[CARVE_MAX_RANK], ost[CARVE_MAX_RANK];
-    strides_of(x->rank, x->dims, st);
+    sh_strides(x->rank, x->dims, st);
     memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
     memcpy(ost, st, sizeof st);
     size_t base = 0;
@@ -521,7 +494,7 @@ carve_status k_slice(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
         out[0] = cv_val_ref(x);
         return CARVE_OK;
     }
-    return strided_out(k, x, x->rank, dims, ost, base, out);
+    return sh_strided_out(k, x, x->rank, dims, ost, base, out);
 }
 
 /* Output size of a slice of a dim that may be symbolic. */
@@ -621,481 +594,25 @@ carve_status i_slice(cv_ictx *c)
     return cv_infer_set(c, 0, dt, r, d);
 }
 
-/* ================================================================ Expand */
-
-carve_status k_expand(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    if (sh_any4(in, n_in))
-        return sh_unpacked(k, k_expand, in, n_in, out, n_out);
-    cv_val *x = in[0];
-    int64_t shape[CARVE_MAX_RANK];
-    size_t n;
-    carve_status s = sh_ints(k, in[1], "input 1 'shape'", shape, CARVE_MAX_RANK, &n);
-    if (s)
-        return s;
-    int r = x->rank > (int)n ? x->rank : (int)n;
-    int64_t dims[CARVE_MAX_RANK], st[CARVE_MAX_RANK], xst[CARVE_MAX_RANK];
-    strides_of(x->rank, x->dims, xst);
-    for (int i = 0; i < r; i++) {
-        int xi = i - (r - x->rank), si = i - (r - (int)n);
-        int64_t a = xi >= 0 ? x->dims[xi] : 1, b = si >= 0 ? shape[si] : 1;
-        if (b < 0) {
-            char sb[300];
-            return cv_kerr(k, "input 1 'shape' %s has a negative dim", sh_dims_str(sb, sizeof sb, (int)n, shape));
-        }
-        if (a != b && a != 1 && b != 1) {
-            char sa[300], sb[300];
-            return cv_kerr(k, "input of shape %s does not broadcast to %s (dim %d: %lld against %lld)",
-                           sh_dims_str(sa, sizeof sa, x->rank, x->dims), sh_dims_str(sb, sizeof sb, (int)n, shape), i,
-                           (long long)a, (long long)b);
-        }
-        dims[i] = a == 1 ? b : a;
-        st[i] = xi >= 0 && a != 1 ? xst[xi] : 0;
-    }
-    if (r == x->rank && !memcmp(dims, x->dims, (size_t)r * sizeof *dims)) {
-        out[0] = cv_val_ref(x);
-        return CARVE_OK;
-    }
-    return strided_out(k, x, r, dims, st, 0, out);
-}
-
-carve_status i_expand(cv_ictx *c)
-{
-    const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    int64_t shape[CARVE_MAX_RANK];
-    size_t n;
-    if (!sh_const_ints(c, 1, shape, CARVE_MAX_RANK, &n)) {
-        int64_t len = sh_len1(c, 1);
-        if (!x || x->rank < 0 || len < 0 || len > CARVE_MAX_RANK)
-            return cv_infer_set(c, 0, dt, -1, NULL);
-        return cv_infer_set(c, 0, dt, x->rank > (int)len ? x->rank : (int)len, NULL);
-    }
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    int r = x->rank > (int)n ? x->rank : (int)n;
-    carve_dim d[CARVE_MAX_RANK];
-    for (int i = 0; i < r; i++) {
-        int xi = i - (r - x->rank), si = i - (r - (int)n);
-        carve_dim a = xi >= 0 ? x->dims[xi] : sh_dk(1);
-        int64_t b = si >= 0 ? shape[si] : 1;
-        if (b < 0)
-            return cv_ierr(c, "input 1 'shape' has a negative dim %lld", (long long)b);
-        if (b == 1)
-            d[i] = a;
-        else if (a.value == 1 || a.value < 0)
-            d[i] = sh_dk(b); /* a symbolic dim is 1 or b, or the run fails */
-        else if (a.value == b)
-            d[i] = a;
-        else
-            return cv_ierr(c, "input dim %d of size %lld does not broadcast to %lld", xi, (long long)a.value,
-                           (long long)b);
-    }
-    return cv_infer_set(c, 0, dt, r, d);
-}
-
-/* ================================================================ Tile */
-
-/* repeats: Tile-6 input 1; Tile-1 inputs tiles (scalar) and axis (scalar). */
-static carve_status tile_repeats(cv_kctx *k, cv_val **in, uint32_t n_in, int rank, int64_t *rep)
-{
-    if (k->opset < 6) {
-        int64_t tiles, ax;
-        carve_status s;
-        if ((s = sh_scalar_i64(k, in[1], "input 1 'tiles'", &tiles)) ||
-            (s = sh_scalar_i64(k, in[2], "input 2 'axis'", &ax)))
-            return s;
-        int a = sh_axis(ax, rank);
-        if (a < 0)
-            return cv_kerr(k, "input 2 'axis' %lld is out of range for rank %d", (long long)ax, rank);
-        for (int i = 0; i < rank; i++)
-            rep[i] = i == a ? tiles : 1;
-    } else {
-        size_t n;
-        carve_status s = sh_ints(k, in[1], "input 1 'repeats'", rep, CARVE_MAX_RANK, &n);
-        if (s)
-            return s;
-        if (n != (size_t)rank)
-            return cv_kerr(k, "input 1 'repeats' has %zu values but the input has rank %d", n, rank);
-    }
-    for (int i = 0; i < rank; i++)
-        if (rep[i] < 0)
-            return cv_kerr(k, "repeat count %lld on axis %d is negative", (long long)rep[i], i);
-    return CARVE_OK;
-}
-
-carve_status k_tile(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    if (sh_any4(in, 1))
-        return sh_unpacked(k, k_tile, in, n_in, out, n_out);
-    cv_val *x = in[0];
-    int r = x->rank;
-    int64_t rep[CARVE_MAX_RANK], dims[CARVE_MAX_RANK];
-    carve_status s = tile_repeats(k, in, n_in, r, rep);
-    if (s)
-        return s;
-    for (int i = 0; i < r; i++) {
-        if (rep[i] && x->dims[i] > INT64_MAX / rep[i])
-            return cv_kerr(k, "axis %d of size %lld repeated %lld times overflows", i, (long long)x->dims[i],
-                           (long long)rep[i]);
-        dims[i] = x->dims[i] * rep[i];
-    }
-    cv_val *v = cv_val_new(x->dtype, r, dims);
-    if (!v)
-        return cv_knomem(k);
-    size_t es = sh_esize(x->dtype);
-    if (v->nelem && r == 0) {
-        memcpy(v->data, x->data, es);
-    } else if (v->nelem) {
-        /* 1. every input row goes to its place in the first tile, repeated
-         *    along the last axis; 2. for each axis from the inner ones out,
-         *    the block of the first tile is copied rep-1 times after itself. */
-        int64_t ost[CARVE_MAX_RANK];
-        strides_of(r, dims, ost);
-        char *dst = v->data;
-        const char *src = x->data;
-        size_t rowb = (size_t)x->dims[r - 1] * es, rows = x->nelem / (size_t)x->dims[r - 1];
-        int64_t idx[CARVE_MAX_RANK] = {0};
-        for (size_t q = 0; q < rows; q++) {
-            size_t off = 0;
-            for (int i = 0; i < r - 1; i++)
-                off += (size_t)idx[i] * (size_t)ost[i];
-            char *o = dst + off * es;
-            memcpy(o, src + q * rowb, rowb);
-            sh_fill(o, o, (size_t)rep[r - 1], rowb);
-            for (int i = r - 2; i >= 0; i--) {
-                if (++idx[i] < x->dims[i])
-                    break;
-                idx[i] = 0;
-            }
-        }
-        for (int a = r - 2; a >= 0; a--) {
-            if (rep[a] == 1)
-                continue;
-            size_t blk = (size_t)x->dims[a] * (size_t)ost[a] * es;
-            size_t pre = sh_span(x->dims, 0, a);
-            int64_t j[CARVE_MAX_RANK] = {0};
-            for (size_t q = 0; q < pre; q++) {
-                size_t off = 0;
-                for (int i = 0; i < a; i++)
-                    off += (size_t)j[i] * (size_t)ost[i];
-                sh_fill(dst + off * es, dst + off * es, (size_t)rep[a], blk);
-                for (int i = a - 1; i >= 0; i--) {
-                    if (++j[i] < x->dims[i])
-                        break;
-                    j[i] = 0;
-                }
-            }
-        }
-    }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
-}
-
-carve_status i_tile(cv_ictx *c)
-{
-    const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    int r = x->rank;
-    int64_t rep[CARVE_MAX_RANK];
-    size_t n;
-    bool known;
-    if (c->opset < 6) {
-        int64_t t[1], a[1];
-        size_t n1, n2;
-        known = sh_const_ints(c, 1, t, 1, &n1) && sh_const_ints(c, 2, a, 1, &n2) && n1 == 1 && n2 == 1;
-        int ax = known ? sh_axis(a[0], r) : -1;
-        if (known && ax < 0)
-            return cv_ierr(c, "input 2 'axis' %lld is out of range for rank %d", (long long)a[0], r);
-        for (int i = 0; known && i < r; i++)
-            rep[i] = i == ax ? t[0] : 1;
-        n = (size_t)r;
-    } else {
-        known = sh_const_ints(c, 1, rep, CARVE_MAX_RANK, &n);
-        if (known && n != (size_t)r)
-            return cv_ierr(c, "input 1 'repeats' has %zu values but the input has rank %d", n, r);
-    }
-    carve_dim d[CARVE_MAX_RANK];
-    for (int i = 0; i < r; i++) {
-        if (!known) {
-            d[i] = x->dims[i].value == 0 ? sh_dk(0) : sh_du();
-            continue;
-        }
-        if (rep[i] < 0)
-            return cv_ierr(c, "repeat count %lld on axis %d is negative", (long long)rep[i], i);
-        if (rep[i] == 1)
-            d[i] = x->dims[i];
-        else if (rep[i] == 0 || x->dims[i].value == 0)
-            d[i] = sh_dk(0);
-        else if (x->dims[i].value > 0 && x->dims[i].value <= INT64_MAX / rep[i])
-            d[i] = sh_dk(x->dims[i].value * rep[i]);
-        else
-            d[i] = sh_du();
-    }
-    return cv_infer_set(c, 0, dt, r, d);
-}
-
-/* ================================================================ Pad */
-
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE, PAD_WRAP };
-
-static int pad_mode(const char *s)
-{
-    if (!strcmp(s, "constant"))
-        return PAD_CONSTANT;
-    if (!strcmp(s, "reflect"))
-        return PAD_REFLECT;
-    if (!strcmp(s, "edge"))
-        return PAD_EDGE;
-    if (!strcmp(s, "wrap"))
-        return PAD_WRAP;
-    return -1;
-}
-
-/* Where output coordinate x (relative to the kept input, may be outside
- * [0, n)) reads from; n >= 1. */
-static int64_t pad_map(int64_t x, int64_t n, int mode)
-{
-    if (x >= 0 && x < n)
-        return x;
-    if (mode == PAD_EDGE)
-        return x < 0 ? 0 : n - 1;
-    if (mode == PAD_WRAP) {
-        int64_t q = x % n;
-        return q < 0 ? q + n : q;
-    }
-    if (n == 1)
-        return 0;
-    int64_t p = 2 * (n - 1), q = x % p;
-    if (q < 0)
-        q += p;
-    return q < n ? q : p - q;
-}
-
-/* Pads (begin, end per axis of the input) from the attribute or the inputs,
- * with the axes input of opset 18. */
-static carve_status pad_amounts(cv_kctx *k, cv_val **in, uint32_t n_in, int rank, int64_t *beg, int64_t *end)
-{
-    int64_t pads[2 * CARVE_MAX_RANK], axes[CARVE_MAX_RANK];
-    size_t n, na = (size_t)rank;
-    carve_status s;
-    if (k->opset < 11) {
-        const int64_t *v;
-        const char *name = k->opset < 2 ? "paddings" : "pads";
-        int cnt = cv_attr_ints(k->m, k->node, name, &v);
-        if (cnt < 0)
-            return cv_kerr(k, "attribute '%s' is missing", name);
-        if (cnt > 2 * CARVE_MAX_RANK)
-            return cv_kerr(k, "attribute '%s' has %d values for an input of rank %d", name, cnt, rank);
-        n = (size_t)cnt;
-        memcpy(pads, v, n * sizeof *v);
-    } else if ((s = sh_ints(k, in[1], "input 1 'pads'", pads, 2 * CARVE_MAX_RANK, &n))) {
-        return s;
-    }
-    if (k->opset >= 18 && n_in > 3 && in[3]) {
-        if ((s = sh_ints(k, in[3], "input 3 'axes'", axes, CARVE_MAX_RANK, &na)) ||
-            (s = sh_axes(k, axes, na, rank, "input 3 'axes'")))
-            return s;
-    } else {
-        for (int i = 0; i < rank; i++)
-            axes[i] = i;
-    }
-    if (n != 2 * na)
-        return cv_kerr(k, "pads has %zu values; it needs 2 per %s (%zu)", n,
-                       na == (size_t)rank ? "input axis" : "axis in 'axes'", 2 * na);
-    for (int i = 0; i < rank; i++)
-        beg[i] = end[i] = 0;
-    for (size_t i = 0; i < na; i++) {
-        beg[axes[i]] = pads[i];
-        end[axes[i]] = pads[i + na];
-    }
-    return CARVE_OK;
-}
-
-carve_status k_pad(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
-{
-    if (sh_any4(in, n_in))
-        return sh_unpacked(k, k_pad, in, n_in, out, n_out);
-    cv_val *x = in[0];
-    int r = x->rank;
-    const char *ms = cv_attr_s(k->m, k->node, "mode", "constant");
-    int mode = pad_mode(ms);
-    if (mode < 0)
-        return cv_kerr(k, "mode '%s' is not one of constant, reflect, edge, wrap", ms);
-    int64_t beg[CARVE_MAX_RANK], end[CARVE_MAX_RANK];
-    carve_status s = pad_amounts(k, in, n_in, r, beg, end);
-    if (s)
-        return s;
-    /* negative pads crop first; the kept input is [lo, lo + keep) */
-    int64_t lo[CARVE_MAX_RANK], keep[CARVE_MAX_RANK], pb[CARVE_MAX_RANK], dims[CARVE_MAX_RANK];
-    bool any = false;
-    for (int i = 0; i < r; i++) {
-        int64_t d = x->dims[i], cb = beg[i] < 0 ? beg[i] : 0, ce = end[i] < 0 ? end[i] : 0;
-        if (beg[i] > INT32_MAX * (int64_t)1024 || end[i] > INT32_MAX * (int64_t)1024 || -cb > d || -ce > d ||
-            d + cb + ce < 0)
-            return cv_kerr(k, "pads %lld, %lld on axis %d of size %lld leave no valid shape", (long long)beg[i],
-                           (long long)end[i], i, (long long)d);
-        lo[i] = -cb;
-        keep[i] = d + cb + ce;
-        pb[i] = beg[i] > 0 ? beg[i] : 0;
-        dims[i] = keep[i] + pb[i] + (end[i] > 0 ? end[i] : 0);
-        if (mode != PAD_CONSTANT && keep[i] == 0 && dims[i] > 0)
-            return cv_kerr(k, "axis %d has nothing to %s-pad from", i, ms);
-        any = any || beg[i] || end[i];
-    }
-    if (!any) {
-        out[0] = cv_val_ref(x);
-        return CARVE_OK;
-    }
-    /* the padding value, as one element of x's dtype */
-    size_t es = sh_esize(x->dtype);
-    unsigned char fill[16] = {0};
-    if (mode == PAD_CONSTANT) {
-        if (k->opset < 11) {
-            if (x->dtype == CARVE_STRING)
-                return cv_kerr(k, "a string input cannot be padded with a float value");
-            cv_val tmp = {.dtype = x->dtype, .nelem = 1, .data = fill};
-            cv_val_set_f64(&tmp, 0, cv_attr_f(k->m, k->node, "value", 0));
-        } else if (n_in > 2 && in[2] && in[2]->nelem) {
-            if (in[2]->dtype != x->dtype)
-                return cv_kerr(k, "input 2 'constant_value' is %s but the data is %s", carve_dtype_name(in[2]->dtype),
-                               carve_dtype_name(x->dtype));
-            memcpy(fill, in[2]->data, es);
-        }
-    }
-    cv_val *v = cv_val_new(x->dtype, r, dims);
-    if (!v)
-        return cv_knomem(k);
-    if (v->nelem) {
-        int64_t xst[CARVE_MAX_RANK];
-        strides_of(r, x->dims, xst);
-        int64_t ow = dims[r - 1], kw = keep[r - 1], pw = pb[r - 1];
-        size_t rows = v->nelem / (size_t)ow;
-        int64_t idx[CARVE_MAX_RANK] = {0};
-        char *dst = v->data;
-        const char *src = x->data;
-        for (size_t q = 0; q < rows; q++, dst += (size_t)ow * es) {
-            /* the input row this output row reads, or none (constant) */
-            int64_t off = 0;
-            bool inside = true;
-            for (int i = 0; i < r - 1; i++) {
-                int64_t c = idx[i] - pb[i];
-                if (c < 0 || c >= keep[i]) {
-                    if (mode == PAD_CONSTANT) {
-                        inside = false;
-                        break;
-                    }
-                    c = pad_map(c, keep[i], mode);
-                }
-                off += (lo[i] + c) * xst[i];
-            }
-            for (int i = r - 2; i >= 0; i--) {
-                if (++idx[i] < dims[i])
-                    break;
-                idx[i] = 0;
-            }
-            if (!inside) {
-                sh_fill(dst, fill, (size_t)ow, es);
-                continue;
-            }
-            const char *row = src + (size_t)(off + lo[r - 1]) * es;
-            if (kw)
-                memcpy(dst + (size_t)pw * es, row, (size_t)kw * es);
-            if (mode == PAD_CONSTANT) {
-                sh_fill(dst, fill, (size_t)pw, es);
-                sh_fill(dst + (size_t)(pw + kw) * es, fill, (size_t)(ow - pw - kw), es);
-            } else {
-                for (int64_t j = 0; j < pw; j++)
-                    memcpy(dst + (size_t)j * es, row + (size_t)pad_map(j - pw, kw, mode) * es, es);
-                for (int64_t j = pw + kw; j < ow; j++)
-                    memcpy(dst + (size_t)j * es, row + (size_t)pad_map(j - pw, kw, mode) * es, es);
-            }
-        }
-    }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
-}
-
-carve_status i_pad(cv_ictx *c)
-{
-    const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    int r = x->rank;
-    int64_t pads[2 * CARVE_MAX_RANK], axes[CARVE_MAX_RANK];
-    size_t n = 0, na = (size_t)r;
-    bool known;
-    if (c->opset < 11) {
-        const int64_t *v;
-        int cnt = cv_attr_ints(c->m, c->node, c->opset < 2 ? "paddings" : "pads", &v);
-        known = cnt >= 0 && cnt <= 2 * CARVE_MAX_RANK;
-        if (known) {
-            n = (size_t)cnt;
-            memcpy(pads, v, n * sizeof *v);
-        }
-    } else {
-        known = sh_const_ints(c, 1, pads, 2 * CARVE_MAX_RANK, &n);
-    }
-    if (c->opset >= 18 && cv_infer_in(c, 3))
-        known = known && sh_const_ints(c, 3, axes, CARVE_MAX_RANK, &na);
-    else
-        for (int i = 0; i < r; i++)
-            axes[i] = i;
-    carve_dim d[CARVE_MAX_RANK];
-    if (!known) {
-        for (int i = 0; i < r; i++)
-            d[i] = sh_du();
-        return cv_infer_set(c, 0, dt, r, d);
-    }
-    if (n != 2 * na)
-        return cv_ierr(c, "pads has %zu values; it needs 2 per padded axis (%zu)", n, 2 * na);
-    memcpy(d, x->dims, (size_t)r * sizeof *d);
-    for (size_t i = 0; i < na; i++) {
-        int a = sh_axis(axes[i], r);
-        if (a < 0)
-            return cv_ierr(c, "axis %lld is out of range for rank %d", (long long)axes[i], r);
-        int64_t b = pads[i], e = pads[i + na];
-        if (b > INT32_MAX * (int64_t)1024 || e > INT32_MAX * (int64_t)1024 || b < -INT32_MAX * (int64_t)1024 ||
-            e < -INT32_MAX * (int64_t)1024)
-            return cv_ierr(c, "pads %lld, %lld on axis %d are out of range", (long long)b, (long long)e, a);
-        if (x->dims[a].value >= 0) {
-            int64_t o = x->dims[a].value + b + e;
-            if (o < 0 || -b > x->dims[a].value || -e > x->dims[a].value)
-                return cv_ierr(c, "pads %lld, %lld on axis %d of size %lld leave no valid shape", (long long)b,
-                               (long long)e, a, (long long)x->dims[a].value);
-            d[a] = sh_dk(o);
-        } else if (b + e != 0) {
-            d[a] = sh_du();
-        }
-    }
-    return cv_infer_set(c, 0, dt, r, d);
-}
-
 /* ================================================================ DepthToSpace, SpaceToDepth */
 
-static bool dcr_mode(const carve_model *m, carve_node_id n, int64_t opset, bool *ok)
+bool sh_space_dcr(const carve_model *m, carve_node_id n, int64_t opset, bool *ok)
 {
     const char *s = opset >= 11 ? cv_attr_s(m, n, "mode", "DCR") : "DCR";
     *ok = !strcmp(s, "DCR") || !strcmp(s, "CRD");
     return !strcmp(s, "DCR");
 }
 
-/* The 6-D view and permutation both kernels and decompositions use.
+/* The 6-D views (k_shape.h):
  * DepthToSpace DCR: [N,b,b,C',H,W] perm [0,3,4,1,5,2];
  *              CRD: [N,C',b,b,H,W] perm [0,1,4,2,5,3];
  * SpaceToDepth:     [N,C,H',b,W',b] perm [0,3,5,1,2,4]. */
-static const int perm_dcr[6] = {0, 3, 4, 1, 5, 2}, perm_crd[6] = {0, 1, 4, 2, 5, 3}, perm_s2d[6] = {0, 3, 5, 1, 2, 4};
+const int *sh_space_perm(bool to_space, bool dcr)
+{
+    static const int perm_dcr[6] = {0, 3, 4, 1, 5, 2}, perm_crd[6] = {0, 1, 4, 2, 5, 3},
+                     perm_s2d[6] = {0, 3, 5, 1, 2, 4};
+    return to_space ? (dcr ? perm_dcr : perm_crd) : perm_s2d;
+}
 
 static carve_status space_kernel(cv_kctx *k, cv_val *x, bool to_space, cv_val **out)
 {
@@ -1109,7 +626,7 @@ static carve_status space_kernel(cv_kctx *k, cv_val *x, bool to_space, cv_val **
     const int *perm;
     if (to_space) {
         bool ok;
-        bool dcr = dcr_mode(k->m, k->node, k->opset, &ok);
+        bool dcr = sh_space_dcr(k->m, k->node, k->opset, &ok);
         if (!ok)
             return cv_kerr(k, "mode '%s' is not DCR or CRD", cv_attr_s(k->m, k->node, "mode", ""));
         if (C % (b * b))
@@ -1118,7 +635,7 @@ static carve_status space_kernel(cv_kctx *k, cv_val *x, bool to_space, cv_val **
         int64_t c2 = C / (b * b);
         int64_t a[6] = {N, b, b, c2, H, W}, q[6] = {N, c2, b, b, H, W};
         memcpy(v6, dcr ? a : q, sizeof v6);
-        perm = dcr ? perm_dcr : perm_crd;
+        perm = sh_space_perm(true, dcr);
         fin[0] = N, fin[1] = c2, fin[2] = H * b, fin[3] = W * b;
     } else {
         if (H % b || W % b)
@@ -1126,17 +643,17 @@ static carve_status space_kernel(cv_kctx *k, cv_val *x, bool to_space, cv_val **
                            (long long)W, (long long)b);
         int64_t a[6] = {N, C, H / b, b, W / b, b};
         memcpy(v6, a, sizeof v6);
-        perm = perm_s2d;
+        perm = sh_space_perm(false, false);
         fin[0] = N, fin[1] = C * b * b, fin[2] = H / b, fin[3] = W / b;
     }
     int64_t st6[6], dims[6], st[6];
-    strides_of(6, v6, st6);
+    sh_strides(6, v6, st6);
     for (int i = 0; i < 6; i++) {
         dims[i] = v6[perm[i]];
         st[i] = st6[perm[i]];
     }
     cv_val *t = NULL;
-    carve_status s = strided_out(k, x, 6, dims, st, 0, &t);
+    carve_status s = sh_strided_out(k, x, 6, dims, st, 0, &t);
     if (s)
         return s;
     t->rank = 4;
@@ -1201,153 +718,6 @@ static carve_status space_infer(cv_ictx *c, bool to_space)
 carve_status i_depthtospace(cv_ictx *c) { return space_infer(c, true); }
 carve_status i_spacetodepth(cv_ictx *c) { return space_infer(c, false); }
 
-/* ---------------------------------------------------------------- decompositions */
-
-/* Pieces with one output; CARVE_NONE in, CARVE_NONE out, so a decomposition
- * checks only its last value. */
-static carve_value_id piece(cv_rw *rw, const char *op, const char *name, uint32_t n_in, const carve_value_id *ins,
-                            carve_value_id out)
-{
-    for (uint32_t i = 0; i < n_in; i++)
-        if (ins[i] == CARVE_NONE)
-            return CARVE_NONE;
-    carve_node_id id = cv_rw_node(rw, op, name, n_in, ins, 1, &out);
-    return id == CARVE_NONE ? CARVE_NONE : rw->m->nodes[id].out[0];
-}
-
-static carve_value_id p_reshape(cv_rw *rw, carve_value_id x, carve_value_id shape, carve_value_id out)
-{
-    carve_value_id ins[2] = {x, shape};
-    return piece(rw, "Reshape", "reshape", 2, ins, out);
-}
-
-static carve_value_id p_gather(cv_rw *rw, carve_value_id sh, size_t n, const int64_t *idx)
-{
-    carve_value_id ins[2] = {sh, cv_rw_ints(rw, "idx", n, idx)};
-    return piece(rw, "Gather", "gather", 2, ins, CARVE_NONE);
-}
-
-static carve_value_id p_concat(cv_rw *rw, uint32_t n, const carve_value_id *ins)
-{
-    carve_value_id v = piece(rw, "Concat", "concat", n, ins, CARVE_NONE);
-    if (v != CARVE_NONE && carve_node_set_attr_int(rw->m, rw->m->values[v].producer, "axis", 0))
-        return CARVE_NONE;
-    return v;
-}
-
-static carve_value_id p_shape(cv_rw *rw, carve_value_id x)
-{
-    return piece(rw, "Shape", "shape_of", 1, &x, CARVE_NONE);
-}
-
-static carve_value_id p_transpose(cv_rw *rw, carve_value_id x, const int *perm)
-{
-    carve_value_id v = piece(rw, "Transpose", "transpose", 1, &x, CARVE_NONE);
-    int64_t p[6];
-    for (int i = 0; i < 6; i++)
-        p[i] = perm[i];
-    if (v != CARVE_NONE && carve_node_set_attr_ints(rw->m, rw->m->values[v].producer, "perm", 6, p))
-        return CARVE_NONE;
-    return v;
-}
-
-static carve_status rw_fail(cv_rw *rw)
-{
-    carve_status s = carve_errcode(rw->m->ctx);
-    return s ? s : cv_error(rw->m->ctx, CARVE_ERR_NOMEM, "out of memory decomposing node '%s'",
-                            rw->m->nodes[rw->node].name);
-}
-
-static carve_status rw_refuse(cv_rw *rw, carve_status code, const char *why)
-{
-    const cv_node *n = &rw->m->nodes[rw->node];
-    return cv_error(rw->m->ctx, code, "node '%s' (%s): cannot decompose: %s", n->name, n->op, why);
-}
-
-/* Reshape + Transpose + Reshape. Static shapes (the batch may be symbolic:
- * Reshape's 0 copies it) use constant shapes; otherwise the shapes are
- * computed with Shape/Gather/Concat, splitting and merging dims with -1 and
- * 0 so that no arithmetic op is needed. */
-static carve_status space_decompose(cv_rw *rw, bool to_space)
-{
-    carve_model *m = rw->m;
-    carve_node_id nid = rw->node;
-    carve_value_id x = m->nodes[nid].in[0], y = m->nodes[nid].out[0];
-    int64_t opset = carve_model_opset(m, "");
-    int64_t b = cv_attr_i(m, nid, "blocksize", 0);
-    if (b < 1 || b > INT32_MAX)
-        return rw_refuse(rw, CARVE_ERR_INVALID, "attribute 'blocksize' must be at least 1");
-    bool ok = true, dcr = to_space ? dcr_mode(m, nid, opset, &ok) : false;
-    if (!ok)
-        return rw_refuse(rw, CARVE_ERR_INVALID, "mode is not DCR or CRD");
-    if (opset < 5)
-        return rw_refuse(rw, CARVE_ERR_UNSUPPORTED, "Reshape takes its shape as an input only from opset 5");
-    const cv_type *t = &m->values[x].type;
-    if (t->kind == CARVE_TYPE_TENSOR && t->rank >= 0 && t->rank != 4)
-        return rw_refuse(rw, CARVE_ERR_INVALID, "the input must have rank 4");
-    bool stat = t->kind == CARVE_TYPE_TENSOR && t->rank == 4 && t->dims[1].value >= 0 && t->dims[2].value >= 0 &&
-                t->dims[3].value >= 0;
-    const int *perm = to_space ? (dcr ? perm_dcr : perm_crd) : perm_s2d;
-    carve_value_id r6, tr;
-    if (stat) {
-        int64_t N = t->dims[0].value >= 0 ? t->dims[0].value : 0, C = t->dims[1].value, H = t->dims[2].value,
-                W = t->dims[3].value, s1[6], s2[4];
-        if (to_space) {
-            if (C % (b * b))
-                return rw_refuse(rw, CARVE_ERR_INVALID, "channels are not a multiple of blocksize^2");
-            int64_t c2 = C / (b * b), a[6] = {N, b, b, c2, H, W}, q[6] = {N, c2, b, b, H, W}, f[4] = {N, c2, H * b, W * b};
-            memcpy(s1, dcr ? a : q, sizeof s1);
-            memcpy(s2, f, sizeof s2);
-        } else {
-            if (H % b || W % b)
-                return rw_refuse(rw, CARVE_ERR_INVALID, "height and width must be multiples of blocksize");
-            int64_t a[6] = {N, C, H / b, b, W / b, b}, f[4] = {N, C * b * b, H / b, W / b};
-            memcpy(s1, a, sizeof s1);
-            memcpy(s2, f, sizeof s2);
-        }
-        r6 = p_reshape(rw, x, cv_rw_ints(rw, "shape", 6, s1), CARVE_NONE);
-        tr = p_transpose(rw, r6, perm);
-        if (p_reshape(rw, tr, cv_rw_ints(rw, "shape", 4, s2), y) == CARVE_NONE)
-            return rw_fail(rw);
-        return CARVE_OK;
-    }
-    static const int64_t i0[1] = {0}, i01[2] = {0, 1}, i3[1] = {3}, i4[1] = {4}, i23[2] = {2, 3}, i45[2] = {4, 5};
-    carve_value_id sh = p_shape(rw, x);
-    if (to_space) {
-        /* [N, C, H, W] -> [N, b, b, -1, H, W] (DCR) or [N, -1, b, b, H, W] (CRD) */
-        int64_t mid_dcr[3] = {b, b, -1}, mid_crd[3] = {-1, b, b};
-        carve_value_id parts[3] = {p_gather(rw, sh, 1, i0), cv_rw_ints(rw, "dims", 3, dcr ? mid_dcr : mid_crd),
-                                   p_gather(rw, sh, 2, i23)};
-        r6 = p_reshape(rw, x, p_concat(rw, 3, parts), CARVE_NONE);
-        tr = p_transpose(rw, r6, perm); /* [N, C', H, b, W, b] */
-        /* merge (W, b) with a -1, then (H, b) with a -1 beside the known W*b */
-        static const int64_t m5[5] = {0, 0, 0, 0, -1};
-        carve_value_id r5 = p_reshape(rw, tr, cv_rw_ints(rw, "shape", 5, m5), CARVE_NONE);
-        carve_value_id sh5 = p_shape(rw, r5);
-        static const int64_t neg[1] = {-1};
-        carve_value_id fin[3] = {p_gather(rw, sh5, 2, i01), cv_rw_ints(rw, "dims", 1, neg), p_gather(rw, sh5, 1, i4)};
-        if (p_reshape(rw, r5, p_concat(rw, 3, fin), y) == CARVE_NONE)
-            return rw_fail(rw);
-        return CARVE_OK;
-    }
-    /* [N, C, H, W] -> [N, C, -1, b, W] -> [N, C, H', b, -1, b] */
-    int64_t mid[2] = {-1, b};
-    carve_value_id parts[3] = {p_gather(rw, sh, 2, i01), cv_rw_ints(rw, "dims", 2, mid), p_gather(rw, sh, 1, i3)};
-    carve_value_id r5 = p_reshape(rw, x, p_concat(rw, 3, parts), CARVE_NONE);
-    int64_t m6[6] = {0, 0, 0, 0, -1, b};
-    r6 = p_reshape(rw, r5, cv_rw_ints(rw, "shape", 6, m6), CARVE_NONE);
-    tr = p_transpose(rw, r6, perm); /* [N, b, b, C, H', W'] */
-    carve_value_id sh6 = p_shape(rw, tr);
-    static const int64_t neg[1] = {-1};
-    carve_value_id fin[3] = {p_gather(rw, sh6, 1, i0), cv_rw_ints(rw, "dims", 1, neg), p_gather(rw, sh6, 2, i45)};
-    if (p_reshape(rw, tr, p_concat(rw, 3, fin), y) == CARVE_NONE)
-        return rw_fail(rw);
-    return CARVE_OK;
-}
-
-carve_status d_depthtospace(cv_rw *rw) { return space_decompose(rw, true); }
-carve_status d_spacetodepth(cv_rw *rw) { return space_decompose(rw, false); }
-
 /* ================================================================ ReverseSequence */
 
 carve_status k_reversesequence(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
@@ -1383,10 +753,5 @@ carve_status k_reversesequence(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **
             memcpy((char *)v->data + o * inner, (const char *)x->data + i * inner, inner);
         }
     }
-    if (x->dtype == CARVE_STRING && !sh_dup_strings(v)) {
-        cv_val_unref(v);
-        return cv_knomem(k);
-    }
-    out[0] = v;
-    return CARVE_OK;
+    return sh_finish(k, v, &out[0]);
 }

@@ -1,5 +1,5 @@
 /* k_random.c: random ops (RandomNormal, RandomUniform, their Like forms,
- * Bernoulli, Multinomial).
+ * Bernoulli, Multinomial) and Dropout (its training mask, numpy's stream).
  *
  * The generator is counter-based: element i of a node's output is drawn from
  * output i of a SplitMix64 stream (Steele, Lea & Flood, OOPSLA 2014), whose
@@ -10,7 +10,7 @@
  * one number. Uniforms take the top 53 bits; normals use Box-Muller on pairs
  * of draws. carve does not reproduce numpy's or onnxruntime's streams: tests
  * of these ops compare shapes, dtypes and statistics, not values. */
-#include "ops.h"
+#include "k_shape.h"
 #include "../runtime/runtime.h"
 
 #include <math.h>
@@ -283,4 +283,132 @@ carve_status i_multinomial(cv_ictx *c)
     if (t && t->kind == CARVE_TYPE_TENSOR && t->rank == 2)
         dims[0] = t->dims[0];
     return cv_infer_set(c, 0, d, 2, dims);
+}
+
+/* ================================================================ Dropout */
+
+/* numpy's legacy generator (MT19937, np.random.seed + uniform): the ONNX
+ * reference draws the training mask with it, so a seeded Dropout gives the
+ * reference's mask bit for bit. */
+typedef struct mt19937 {
+    uint32_t s[624];
+    int i;
+} mt19937;
+
+static void mt_seed(mt19937 *m, uint32_t seed)
+{
+    m->s[0] = seed;
+    for (int i = 1; i < 624; i++)
+        m->s[i] = 1812433253u * (m->s[i - 1] ^ (m->s[i - 1] >> 30)) + (uint32_t)i;
+    m->i = 624;
+}
+
+static uint32_t mt_next(mt19937 *m)
+{
+    if (m->i >= 624) {
+        for (int i = 0; i < 624; i++) {
+            uint32_t y = (m->s[i] & 0x80000000u) | (m->s[(i + 1) % 624] & 0x7fffffffu);
+            m->s[i] = m->s[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1) ? 0x9908b0dfu : 0);
+        }
+        m->i = 0;
+    }
+    uint32_t y = m->s[m->i++];
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    y ^= y >> 18;
+    return y;
+}
+
+static double mt_uniform(mt19937 *m)
+{
+    uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+    return (a * 67108864.0 + b) / 9007199254740992.0;
+}
+
+carve_status k_dropout(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+{
+    cv_val *x = in[0];
+    if (!cv_dtype_is_float(x->dtype))
+        return cv_kerr(k, "input 0 'data' must be floating point, not %s", carve_dtype_name(x->dtype));
+    bool training = false;
+    double ratio = 0.5;
+    if (k->opset >= 12) {
+        if (n_in > 2 && in[2]) {
+            if (in[2]->nelem != 1 || in[2]->dtype != CARVE_BOOL)
+                return cv_kerr(k, "input 2 'training_mode' must be one boolean");
+            training = ((const uint8_t *)in[2]->data)[0] != 0;
+        }
+        if (n_in > 1 && in[1]) {
+            if (in[1]->nelem != 1 || !cv_dtype_is_float(in[1]->dtype))
+                return cv_kerr(k, "input 1 'ratio' must be one floating-point value");
+            ratio = cv_val_get_f64(in[1], 0);
+        }
+    }
+    /* Before opset 12 there is no training input: carve runs models for
+     * inference, where Dropout is the identity. */
+    carve_dtype mask_t = k->opset >= 10 ? CARVE_BOOL : x->dtype;
+    if (!training || ratio == 0) {
+        out[0] = cv_val_ref(x);
+        if (n_out > 1) {
+            out[1] = cv_val_like_dtype(x, mask_t);
+            if (!out[1])
+                return cv_knomem(k);
+            if (mask_t == CARVE_BOOL)
+                memset(out[1]->data, 1, out[1]->nbytes);
+            else
+                for (size_t i = 0; i < x->nelem; i++)
+                    cv_val_set_f64(out[1], i, 1.0);
+        }
+        return CARVE_OK;
+    }
+    if (!(ratio >= 0 && ratio < 1))
+        return cv_kerr(k, "input 1 'ratio' is %g; it must be in [0, 1)", ratio);
+    const cv_attr *sa = cv_node_attr_find(k->m, k->node, "seed");
+    uint64_t seed;
+    if (sa && sa->kind == CARVE_ATTR_INT)
+        seed = (uint64_t)sa->u.i;
+    else if (k->interp) {
+        seed = k->interp->rng_seed; /* the run's seed advances per random node, as k_random.c */
+        k->interp->rng_seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    }
+    else
+        return cv_kerr(k, "training mode without a 'seed' is random: not computed at compile time");
+    mt19937 *mt = cv_malloc(sizeof *mt);
+    cv_val *y = cv_val_like(x), *mask = n_out > 1 ? cv_val_like_dtype(x, mask_t) : NULL;
+    if (!mt || !y || (n_out > 1 && !mask)) {
+        cv_free(mt);
+        cv_val_unref(y);
+        cv_val_unref(mask);
+        return cv_knomem(k);
+    }
+    mt_seed(mt, (uint32_t)seed);
+    /* the reference scales in the data's precision */
+    float scale32 = (float)(1.0 / (1.0 - (float)ratio));
+    double scale = x->dtype == CARVE_DOUBLE ? 1.0 / (1.0 - ratio) : scale32;
+    for (size_t i = 0; i < x->nelem; i++) {
+        bool keep = mt_uniform(mt) >= ratio;
+        if (x->dtype == CARVE_FLOAT)
+            ((float *)y->data)[i] = keep ? ((const float *)x->data)[i] * scale32 : 0.0f;
+        else
+            cv_val_set_f64(y, i, keep ? cv_val_get_f64(x, i) * scale : 0.0);
+        if (mask)
+            cv_val_set_i64(mask, i, keep);
+    }
+    cv_free(mt);
+    out[0] = y;
+    if (n_out > 1)
+        out[1] = mask;
+    else
+        cv_val_unref(mask);
+    return CARVE_OK;
+}
+
+carve_status i_dropout(cv_ictx *c)
+{
+    carve_status s = cv_infer_like(c, 0, 0, CARVE_UNDEFINED);
+    if (s)
+        return s;
+    carve_dtype mask_t = c->opset >= 10 ? CARVE_BOOL : sh_idtype(c, 0);
+    return cv_infer_like(c, 1, 0, mask_t);
 }

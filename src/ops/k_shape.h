@@ -1,7 +1,8 @@
 /* k_shape.h: helpers shared by the shape family's files (k_shape.c,
- * k_layout.c, k_index.c): element sizes for the byte-moving kernels, the
- * 4-bit and string rules, the strided copy engine, integer-list inputs and
- * inference on symbolic dims. */
+ * k_reshape.c, k_generate.c, k_layout.c, k_pad.c, k_index.c, d_layout.c):
+ * element sizes for the byte-moving kernels, the 4-bit and string rules,
+ * the strided copy engine, integer-list inputs and inference on symbolic
+ * dims. */
 #ifndef CARVE_K_SHAPE_H
 #define CARVE_K_SHAPE_H
 
@@ -24,6 +25,9 @@ bool sh_any4(cv_val **in, uint32_t n_in);
  * On NOMEM every slot not yet copied is set to NULL (so cv_val_unref frees
  * only owned strings) and false is returned. */
 bool sh_dup_strings(cv_val *v);
+/* A kernel's last step: *out = v, a string tensor first given its own
+ * copies (sh_dup_strings); on NOMEM v is freed and the error reported. */
+carve_status sh_finish(cv_kctx *k, cv_val *v, cv_val **out);
 /* Strings read as "" when NULL; used by kernels comparing strings. */
 const char *sh_str(const cv_val *v, size_t i);
 
@@ -34,9 +38,25 @@ const char *sh_str(const cv_val *v, size_t i);
 void sh_copy_nd(void *dst, const void *src, int rank, const int64_t *dims, const int64_t *st, size_t es);
 /* Fills n elements of es bytes with the element at one. */
 void sh_fill(void *dst, const void *one, size_t n, size_t es);
+/* Row-major strides (elements) of dims. */
+void sh_strides(int rank, const int64_t *dims, int64_t *st);
+/* A new output of x's dtype, filled by sh_copy_nd from x's data viewed with
+ * the given strides (elements) starting at element `base`. */
+carve_status sh_strided_out(cv_kctx *k, const cv_val *x, int rank, const int64_t *dims, const int64_t *st,
+                            size_t base, cv_val **out);
+/* DepthToSpace/SpaceToDepth's 6-D view, shared by the kernels (k_layout.c)
+ * and the decompositions (d_layout.c): whether the mode is DCR (*ok false
+ * when it is neither DCR nor CRD), and the permutation of the view. */
+bool sh_space_dcr(const carve_model *m, carve_node_id n, int64_t opset, bool *ok);
+const int *sh_space_perm(bool to_space, bool dcr);
 
 /* axis in [-rank, rank) mapped to [0, rank); -1 when out of range. */
 int sh_axis(int64_t axis, int rank);
+/* Attribute 'axis' (default dflt) mapped to [0, rank), or -1 with the
+ * reason in why ("axis 5 is out of range for <of> 3"), so a kernel and its
+ * inference say the same. */
+int sh_axis_attr(const carve_model *m, carve_node_id n, int64_t dflt, int rank, const char *of, char *why,
+                 size_t whysz);
 /* Product of dims[from, to). */
 size_t sh_span(const int64_t *dims, int from, int to);
 /* "[2,3,4]" into buf. */

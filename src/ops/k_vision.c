@@ -200,12 +200,7 @@ done:
     cv_free(taps);
     cv_val_unref(xd);
     cv_val_unref(yd);
-    if (st) {
-        cv_val_unref(y);
-        return st;
-    }
-    out[0] = y;
-    return CARVE_OK;
+    return cv_kout(st, y, &out[0]);
 }
 
 carve_status i_roialign(cv_ictx *c)
@@ -483,12 +478,7 @@ done:
         cv_free(xd);
     if (yd && yd != y->data)
         cv_free(yd);
-    if (st) {
-        cv_val_unref(y);
-        return st;
-    }
-    out[0] = y;
-    return CARVE_OK;
+    return cv_kout(st, y, &out[0]);
 }
 
 carve_status i_gridsample(cv_ictx *c)

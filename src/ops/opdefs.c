@@ -240,30 +240,24 @@ carve_graph_id cv_attr_g(const carve_model *m, carve_node_id n, const char *name
 
 /* ---------------------------------------------------------------- errors */
 
-carve_status cv_node_verr(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
-                          const char *fmt, va_list ap)
+carve_status cv_node_err(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
+                         const char *fmt, ...)
 {
     char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     const cv_node *n = &m->nodes[node];
     return cv_error(m->ctx, code, "node '%s' (%s): %s%s", n->name, n->op, prefix, msg);
 }
 
-carve_status cv_kerr(cv_kctx *k, const char *fmt, ...)
+carve_status cv_kout(carve_status s, cv_val *y, cv_val **out)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    carve_status s = cv_node_verr(k->m, k->node, CARVE_ERR_INVALID, "", fmt, ap);
-    va_end(ap);
-    return s;
-}
-
-carve_status cv_ierr(cv_ictx *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    carve_status s = cv_node_verr(c->m, c->node, CARVE_ERR_INVALID, "", fmt, ap);
-    va_end(ap);
+    if (s)
+        cv_val_unref(y);
+    else
+        *out = y;
     return s;
 }
 

@@ -117,16 +117,19 @@ typedef struct cv_kctx {
  * output). Inputs are never modified. */
 typedef carve_status (*cv_kernel_fn)(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out);
 
-/* Reports "node 'NAME' (OP): <message>" on the model's context. */
 /* The one shape of a per-node error: "node 'N' (Op): <prefix><fmt>" with
  * status code on the model's context; cv_kerr, cv_ierr and the
- * decompositions' errors are it. */
-carve_status cv_node_verr(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
-                          const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
-carve_status cv_kerr(cv_kctx *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * decompositions' errors (rd_unsupported) are it. */
+carve_status cv_node_err(const carve_model *m, carve_node_id node, carve_status code, const char *prefix,
+                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A kernel's error: "node 'NAME' (OP): <fmt>", CARVE_ERR_INVALID. */
+#define cv_kerr(k, ...) cv_node_err((k)->m, (k)->node, CARVE_ERR_INVALID, "", __VA_ARGS__)
 carve_status cv_knomem(cv_kctx *k);
 /* "[2,3,4]" into buf, cut short when it does not fit; returns buf (kutil.c). */
 const char *cv_shape_str(char *buf, size_t n, int rank, const int64_t *dims);
+/* A kernel's last step: s == CARVE_OK sets *out = y, anything else frees y;
+ * returns s. */
+carve_status cv_kout(carve_status s, cv_val *y, cv_val **out);
 
 /* Attribute readers with defaults. */
 int64_t cv_attr_i(const carve_model *m, carve_node_id n, const char *name, int64_t dflt);
@@ -153,7 +156,7 @@ typedef struct cv_ictx {
 } cv_ictx;
 /* Shape inference's error, like cv_kerr: "node 'N' (Op): <fmt>",
  * CARVE_ERR_INVALID. */
-carve_status cv_ierr(cv_ictx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define cv_ierr(c, ...) cv_node_err((c)->m, (c)->node, CARVE_ERR_INVALID, "", __VA_ARGS__)
 
 /* Sets output i's type. Errors if a known type contradicts it. */
 carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims);
@@ -178,6 +181,11 @@ typedef struct cv_rw {
 /* A new piece; outs[i] == CARVE_NONE makes a fresh value "<node>/<piece>:i". */
 carve_node_id cv_rw_node(cv_rw *rw, const char *op, const char *piece, uint32_t n_in,
                          const carve_value_id *ins, uint32_t n_out, const carve_value_id *outs);
+/* A piece with one output (out == CARVE_NONE: a fresh value), returning that
+ * value; any input CARVE_NONE (an earlier piece failed) returns CARVE_NONE
+ * without adding a node, so a decomposition checks only its last values. */
+carve_value_id cv_rw_piece(cv_rw *rw, const char *op, const char *piece, uint32_t n_in, const carve_value_id *ins,
+                           carve_value_id out);
 carve_value_id cv_rw_const(cv_rw *rw, const char *piece, carve_dtype dtype, int rank, const int64_t *dims,
                            const void *data, size_t nbytes);
 carve_value_id cv_rw_scalar_f(cv_rw *rw, const char *piece, carve_dtype dtype, double x);

@@ -53,6 +53,16 @@ carve_node_id cv_rw_node(cv_rw *rw, const char *op, const char *piece, uint32_t 
     return id;
 }
 
+carve_value_id cv_rw_piece(cv_rw *rw, const char *op, const char *piece, uint32_t n_in, const carve_value_id *ins,
+                           carve_value_id out)
+{
+    for (uint32_t i = 0; i < n_in; i++)
+        if (ins[i] == CARVE_NONE)
+            return CARVE_NONE;
+    carve_node_id id = cv_rw_node(rw, op, piece, n_in, ins, 1, &out);
+    return id == CARVE_NONE ? CARVE_NONE : rw->m->nodes[id].out[0];
+}
+
 /* Every piece must be an op of the model's opset: a decomposition written
  * with an op the opset lacks (Where before 9...) is refused, naming the
  * node, rather than making a model no runtime of that opset accepts. */
