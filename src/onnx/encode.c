@@ -24,6 +24,9 @@ typedef struct wb {
     bool failed;
     const carve_model *m;
     uint32_t *out_of; /* per value: 1 + the graph whose outputs were marked last */
+    int depth;        /* the reader's nesting depth of the current graph's fields */
+    int max_depth;    /* the deepest graph's */
+    bool verbatim;    /* bytes kept from a read model were written: their nesting is theirs */
 } wb;
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
@@ -116,6 +119,8 @@ static void field_float(wb *w, uint32_t field, float f)
  * then the extras, last first. */
 static void unknowns(wb *w, const cv_raw *r)
 {
+    if (r->n)
+        w->verbatim = true;
     for (uint32_t i = r->n; i-- > 0;) {
         put(w, r->f[i].data, r->f[i].len);
         tag(w, r->f[i].tag, r->f[i].wire_type);
@@ -143,8 +148,10 @@ static void value_info(wb *w, uint32_t field, carve_value_id v)
 {
     const cv_value *x = &w->m->values[v];
     size_t start = used(w);
-    if (x->type.kind == CARVE_TYPE_OTHER) /* goes back verbatim, after the unknown fields */
+    if (x->type.kind == CARVE_TYPE_OTHER) { /* goes back verbatim, after the unknown fields */
         field_bytes(w, 2, x->type.opaque.p, x->type.opaque.n);
+        w->verbatim = true;
+    }
     unknowns(w, &x->raw);
     field_str(w, 3, x->doc);
     if (x->type.kind == CARVE_TYPE_TENSOR) {
@@ -188,6 +195,9 @@ static void attribute(wb *w, const cv_attr *a)
     }
     for (uint32_t i = n_extra; i-- > 0;)
         field_bytes(w, extra_tag, a->u.opaque[i].p, a->u.opaque[i].n);
+    if (n_extra)
+        w->verbatim = true;
+    w->depth += 3; /* a subgraph's fields: graph > node > attribute > graph */
     unknowns(w, &a->raw);
     field_str(w, 21, a->ref_attr_name);
     if (a->kind != CARVE_ATTR_UNDEFINED)
@@ -221,6 +231,7 @@ static void attribute(wb *w, const cv_attr *a)
     case CARVE_ATTR_FLOAT: field_float(w, 2, a->u.f); break;
     default: break;
     }
+    w->depth -= 3;
     field_str(w, 1, a->name);
     close_msg(w, start, 5);
 }
@@ -250,6 +261,8 @@ static void graph(wb *w, uint32_t field, carve_graph_id g)
     const carve_model *m = w->m;
     const cv_graph *gr = &m->graphs[g];
     size_t start = used(w);
+    if (w->depth > w->max_depth)
+        w->max_depth = w->depth;
     unknowns(w, &gr->raw);
     /* value_info: every node output with something to say, in node order,
      * except the graph's outputs (marked first: one look-up per value) */
@@ -296,6 +309,7 @@ static void model(wb *w)
         field_str(w, 1, m->opset_domain[i]);
         close_msg(w, s, 8);
     }
+    w->depth = 1;
     graph(w, 7, 0);
     field_str(w, 6, m->doc);
     if (m->has_model_version)
@@ -306,7 +320,7 @@ static void model(wb *w)
     field_varint(w, 1, (uint64_t)m->ir_version);
 }
 
-carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size)
+carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size, bool *walk)
 {
     /* room for the tensors and about 64 bytes a node and a value at once:
      * growing copies what is written so far */
@@ -339,5 +353,9 @@ carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, si
     *buf = w.b;
     *start = w.pos;
     *size = n;
+    /* The deepest message carve writes is a dimension of a value's type, 5
+     * levels under its graph's fields; verbatim bytes may nest deeper. */
+    if (walk)
+        *walk = w.verbatim || w.max_depth + 5 > CV_WIRE_MAX_DEPTH;
     return CARVE_OK;
 }

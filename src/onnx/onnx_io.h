@@ -63,8 +63,12 @@ carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const c
 /* ================================================================ encode.c */
 
 /* The model's ONNX bytes (without external data), written back to front:
- * they are (*buf)[*start .. *start + *size), *buf from cv_malloc. */
-carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size);
+ * they are (*buf)[*start .. *start + *size), *buf from cv_malloc. *walk
+ * (when walk is not NULL) says whether the reader's wire walk could refuse
+ * them: messages nested near its depth limit, or bytes kept verbatim from a
+ * read model (unknown fields, opaque types); every other byte is
+ * well-formed by construction (tests: perf.encoder_matches_protobuf_c). */
+carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size, bool *walk);
 
 /* ================================================================ export.c */
 /* carve_model_save_file() / carve_model_save_memory() are public. */

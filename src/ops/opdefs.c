@@ -32,20 +32,26 @@ static const tc_row tc_rows[] = {
 #undef TC
 };
 
-uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, uint32_t input)
+/* The first tc_rows row of an op, by binary search; N_TC when it has none. */
+#define N_TC (sizeof tc_rows / sizeof *tc_rows)
+static size_t tc_first(const char *op)
 {
-    if ((domain && *domain && strcmp(domain, "ai.onnx")) || opset > CV_TYPECONS_OPSET)
-        return 0; /* newer than the schemas the table was made from: not checked */
-    const tc_row *best = NULL;
-    size_t lo = 0, hi = sizeof tc_rows / sizeof *tc_rows;
-    while (lo < hi) { /* the first row of op */
+    size_t lo = 0, hi = N_TC;
+    while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (strcmp(tc_rows[mid].op, op) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t i = lo; i < sizeof tc_rows / sizeof *tc_rows && !strcmp(tc_rows[i].op, op); i++)
+    return lo < N_TC && !strcmp(tc_rows[lo].op, op) ? lo : N_TC;
+}
+
+static uint32_t tc_mask(size_t first, int64_t opset, uint32_t input)
+{
+    const tc_row *best = NULL;
+    const char *op = tc_rows[first].op;
+    for (size_t i = first; i < N_TC && (tc_rows[i].op == op || !strcmp(tc_rows[i].op, op)); i++)
         if (tc_rows[i].since <= opset)
             best = &tc_rows[i];
     if (!best || !best->n)
@@ -53,6 +59,34 @@ uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, u
     if (input >= best->n)
         return best->variadic_last ? best->mask[best->n - 1] : 0;
     return best->mask[input];
+}
+
+uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, uint32_t input)
+{
+    if ((domain && *domain && strcmp(domain, "ai.onnx")) || opset > CV_TYPECONS_OPSET)
+        return 0; /* newer than the schemas the table was made from: not checked */
+    size_t first = tc_first(op);
+    return first < N_TC ? tc_mask(first, opset, input) : 0;
+}
+
+/* Per op table row: its op's first tc_rows row (made once; inference asks
+ * for every input of every node, and a search compares names). */
+static uint16_t tc_of_def[sizeof table / sizeof *table];
+static pthread_once_t tc_of_def_once = PTHREAD_ONCE_INIT;
+static void make_tc_of_def(void)
+{
+    _Static_assert(N_TC < UINT16_MAX, "typecons.def too large for its index");
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        tc_of_def[i] = (uint16_t)(*table[i].domain ? N_TC : tc_first(table[i].name));
+}
+
+uint32_t cv_type_constraint_def(const cv_op_def *def, int64_t opset, uint32_t input)
+{
+    if (opset > CV_TYPECONS_OPSET)
+        return 0;
+    pthread_once(&tc_of_def_once, make_tc_of_def);
+    size_t first = tc_of_def[def - table];
+    return first < N_TC ? tc_mask(first, opset, input) : 0;
 }
 
 int64_t cv_opset_newest(const char *domain)

@@ -255,6 +255,8 @@ size_t cv_op_count(void);
  * not checked (another domain, an opset newer than the schemas of
  * typecons.def, a sequence or optional input). */
 uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, uint32_t input);
+/* The same for a node whose op table row is def (its op, its domain). */
+uint32_t cv_type_constraint_def(const cv_op_def *def, int64_t opset, uint32_t input);
 /* The newest opset of the ONNX domain carve knows: ONNX 1.16's op set 21,
  * the newest with rows in the table (GroupNormalization-21, blocked and
  * 4-bit QuantizeLinear/DequantizeLinear-21); opset 22 and later change ops

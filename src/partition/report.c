@@ -5,6 +5,7 @@
 #include "partition.h"
 
 #include <locale.h>
+#include <math.h>
 #include <pthread.h>
 
 #include <stdlib.h>
@@ -104,6 +105,20 @@ static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (lo
 static void jkv_num(jw *w, const char *k, double v)
 {
     jkey(w, k);
+    /* whole numbers under a million (counts, levels, indices: nearly every
+     * number here) print as "%.6g" prints them, without printf */
+    if (v > -1e6 && v < 1e6 && v == (double)(int32_t)v && (v != 0 || !signbit(v))) {
+        char d[12], *e = d + sizeof d, *p = e;
+        int32_t x = (int32_t)v;
+        uint32_t a = x < 0 ? (uint32_t)0 - (uint32_t)x : (uint32_t)x;
+        do
+            *--p = (char)('0' + a % 10);
+        while (a /= 10);
+        if (x < 0)
+            *--p = '-';
+        cv_buf_put(&w->b, p, (size_t)(e - p));
+        return;
+    }
     pthread_once(&c_locale_once, make_c_locale);
     locale_t old = c_locale ? uselocale(c_locale) : (locale_t)0;
     cv_buf_printf(&w->b, "%.6g", v);

@@ -147,7 +147,7 @@ static carve_status infer_node(ipass *p, carve_node_id id)
         if (v == CARVE_NONE || m->values[v].type.kind != CARVE_TYPE_TENSOR || !m->values[v].type.dtype)
             continue;
         carve_dtype dt = m->values[v].type.dtype;
-        uint32_t mask = cv_type_constraint(n->domain, n->op, opset, i);
+        uint32_t mask = cv_type_constraint_def(def, opset, i);
         if (!mask || (mask >> dt & 1u))
             continue;
         char allowed[256] = "";

@@ -73,7 +73,8 @@ static bool nomem(up *u)
     return false;
 }
 
-static bool is(const cv_node *n, const char *op) { return !strcmp(n->op, op); }
+/* First bytes compared first: every node is asked about 40 names, twice. */
+static bool is(const cv_node *n, const char *op) { return n->op[0] == op[0] && !strcmp(n->op, op); }
 
 static bool has_attr(const carve_model *m, carve_node_id id, const char *name)
 {
@@ -521,7 +522,7 @@ static bool is_reduce(const cv_node *n)
                                     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
                                     NULL};
     for (int i = 0; r[i]; i++)
-        if (!strcmp(n->op, r[i]))
+        if (n->op[0] == r[i][0] && !strcmp(n->op, r[i]))
             return true;
     return false;
 }
@@ -532,7 +533,7 @@ static bool is_legacy_bcast(const cv_node *n)
     static const char *const r[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater",
                                     "Less", "Gemm", NULL};
     for (int i = 0; r[i]; i++)
-        if (!strcmp(n->op, r[i]))
+        if (n->op[0] == r[i][0] && !strcmp(n->op, r[i]))
             return true;
     return false;
 }
