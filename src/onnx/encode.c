@@ -27,11 +27,15 @@ typedef struct wb {
     int depth;        /* the reader's nesting depth of the current graph's fields */
     int max_depth;    /* the deepest graph's */
     bool verbatim;    /* bytes kept from a read model were written: their nesting is theirs */
+    size_t blob_min;  /* tensor data this big stays where it is: a part of its own */
+    cv_pb_part *blobs; /* those, in the order met (back to front); `at`: the buffer bytes behind one */
+    size_t n_blobs, cap_blobs;
+    size_t ext; /* their bytes */
 } wb;
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
-static size_t used(const wb *w) { return w->cap - w->pos; }
+static size_t used(const wb *w) { return w->cap - w->pos + w->ext; }
 
 static bool room(wb *w, size_t n)
 {
@@ -39,7 +43,7 @@ static bool room(wb *w, size_t n)
         return true;
     if (w->failed)
         return false;
-    size_t have = used(w), cap = w->cap * 2 + n + 4096;
+    size_t have = w->cap - w->pos, cap = w->cap * 2 + n + 4096;
     uint8_t *nb = cv_malloc(cap);
     if (!nb) {
         w->failed = true;
@@ -93,6 +97,31 @@ static inline void field_bytes(wb *w, uint32_t field, const void *p, size_t n)
     tag(w, field, WT_LEN);
 }
 
+/* Tensor data: in the buffer, or when big left where it is (a part of the
+ * output of its own, written from the tensor's memory: no copy, no pages
+ * touched for it). */
+static void field_data(wb *w, uint32_t field, const void *p, size_t n)
+{
+    if (n < w->blob_min) {
+        field_bytes(w, field, p, n);
+        return;
+    }
+    if (w->n_blobs == w->cap_blobs) {
+        size_t cap = w->cap_blobs ? 2 * w->cap_blobs : 64;
+        cv_pb_part *nb = cv_realloc(w->blobs, cap * sizeof *nb);
+        if (!nb) {
+            w->failed = true;
+            return;
+        }
+        w->blobs = nb;
+        w->cap_blobs = cap;
+    }
+    w->blobs[w->n_blobs++] = (cv_pb_part){p, n, w->cap - w->pos};
+    w->ext += n;
+    varint(w, n);
+    tag(w, field, WT_LEN);
+}
+
 /* An optional string: written when set, even empty. */
 static inline void field_str(wb *w, uint32_t field, const char *s)
 {
@@ -133,7 +162,7 @@ static void tensor(wb *w, uint32_t field, const cv_tensor *t, const char *name)
     unknowns(w, &t->raw);
     field_str(w, 12, t->doc);
     if (t->dtype != CARVE_STRING)
-        field_bytes(w, 9, t->data, t->nbytes);
+        field_data(w, 9, t->data, t->nbytes);
     field_str(w, 8, name ? name : t->name);
     if (t->dtype == CARVE_STRING)
         for (size_t i = t->nelem; i-- > 0;)
@@ -320,15 +349,16 @@ static void model(wb *w)
     field_varint(w, 1, (uint64_t)m->ir_version);
 }
 
-carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size, bool *walk)
+carve_status cv_encode_parts(const carve_model *m, size_t blob_min, cv_pb_out *out, bool *walk)
 {
-    /* room for the tensors and about 64 bytes a node and a value at once:
-     * growing copies what is written so far */
+    memset(out, 0, sizeof *out);
+    /* room for the tensors kept in the buffer and about 64 bytes a node and
+     * a value at once: growing copies what is written so far */
     size_t guess = 4096 + 64 * ((size_t)m->n_nodes + m->n_values);
     for (uint32_t v = 0; v < m->n_values; v++)
         if (m->values[v].init)
-            guess += m->values[v].init->nbytes + 32;
-    wb w = {.m = m};
+            guess += (m->values[v].init->nbytes < blob_min ? m->values[v].init->nbytes : 0) + 32;
+    wb w = {.m = m, .blob_min = blob_min};
     w.b = cv_malloc(guess);
     w.out_of = cv_malloc(((size_t)m->n_values + 1) * sizeof *w.out_of);
     if (!w.b || !w.out_of) {
@@ -340,22 +370,55 @@ carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, si
     w.cap = w.pos = guess;
     model(&w);
     cv_free(w.out_of);
-    if (w.failed) {
+    /* the parts front to back: the buffer cut where each blob goes (blobs
+     * met later lie nearer the front) */
+    cv_pb_part *parts = w.failed ? NULL : cv_malloc((2 * w.n_blobs + 1) * sizeof *parts);
+    if (!parts) {
         cv_free(w.b);
+        cv_free(w.blobs);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory while saving");
     }
-    size_t n = used(&w);
+    size_t n = used(&w), np = 0, from = w.pos;
+    for (size_t k = w.n_blobs; k-- > 0;) {
+        size_t to = w.cap - w.blobs[k].at;
+        if (to > from)
+            parts[np++] = (cv_pb_part){w.b + from, to - from, 0};
+        parts[np++] = (cv_pb_part){w.blobs[k].p, w.blobs[k].n, 0};
+        from = to;
+    }
+    if (w.cap > from)
+        parts[np++] = (cv_pb_part){w.b + from, w.cap - from, 0};
+    cv_free(w.blobs);
+    *out = (cv_pb_out){w.b, parts, np, n};
     if (n > (size_t)INT32_MAX) {
-        cv_free(w.b);
+        cv_pb_out_free(out);
         return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
                         "the model is %zu bytes, above protobuf's 2 GiB limit: save it with external data", n);
     }
-    *buf = w.b;
-    *start = w.pos;
-    *size = n;
     /* The deepest message carve writes is a dimension of a value's type, 5
      * levels under its graph's fields; verbatim bytes may nest deeper. */
     if (walk)
         *walk = w.verbatim || w.max_depth + 5 > CV_WIRE_MAX_DEPTH;
+    return CARVE_OK;
+}
+
+void cv_pb_out_free(cv_pb_out *e)
+{
+    cv_free(e->buf);
+    cv_free(e->parts);
+    memset(e, 0, sizeof *e);
+}
+
+carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size, bool *walk)
+{
+    cv_pb_out e;
+    carve_status s = cv_encode_parts(m, SIZE_MAX, &e, walk);
+    if (s)
+        return s;
+    /* no blobs: one part, the buffer's written end */
+    *buf = e.buf;
+    *start = e.n_parts ? (size_t)((const uint8_t *)e.parts[0].p - e.buf) : 0;
+    *size = e.size;
+    cv_free(e.parts);
     return CARVE_OK;
 }

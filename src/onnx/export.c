@@ -462,21 +462,43 @@ static carve_status save_model(carve_outputs *o, carve_model *m, const char *pat
         cv_arena_free(&e.a);
         return carve_errcode(ctx);
     }
-    void *buf = NULL;
-    size_t n = 0, start = 0;
+    /* tensor data of 64 KiB and more goes to the file from the model's own
+     * memory (cv_encode_parts): not copied into the encoder's buffer first */
+    cv_pb_out enc = {0};
     bool walk = true;
-    s = e.ext ? pack(&e, &buf, &n) : cv_encode_model(m, &buf, &start, &n, &walk);
+    if (e.ext) {
+        void *buf = NULL;
+        s = pack(&e, &buf, &enc.size);
+        enc.buf = buf;
+        enc.parts = s ? NULL : cv_malloc(sizeof *enc.parts);
+        if (!s && !enc.parts)
+            s = cv_error(ctx, CARVE_ERR_NOMEM, "out of memory while saving");
+        if (!s)
+            enc.parts[0] = (cv_pb_part){buf, enc.size, 0}, enc.n_parts = 1;
+    } else {
+        s = cv_encode_parts(m, (size_t)64 << 10, &enc, &walk);
+    }
     if (!s && e.io_failed)
         s = cv_error(ctx, CARVE_ERR_IO, "%s: writing external data failed: %s", path, strerror(errno));
     /* never write what carve cannot read back: the reader's own check, where
      * the encoder cannot vouch for its bytes (docs/performance.md) */
-    char why[700];
-    if (!s && walk && !cv_wire_check((uint8_t *)buf + start, n, &onnx__model_proto__descriptor, why, sizeof why))
-        s = cv_error(ctx, CARVE_ERR_UNSUPPORTED, "%s: refusing to write a model carve could not read back: %s", path,
-                     why);
-    if (!s && n && fwrite((uint8_t *)buf + start, 1, n, f) != n)
-        s = cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    cv_free(buf);
+    if (!s && walk) {
+        uint8_t *all = enc.n_parts == 1 ? (uint8_t *)enc.parts[0].p : cv_malloc(enc.size ? enc.size : 1);
+        if (!all)
+            s = cv_error(ctx, CARVE_ERR_NOMEM, "out of memory while saving");
+        for (size_t i = 0, k = 0; all && enc.n_parts > 1 && i < enc.n_parts; k += enc.parts[i++].n)
+            memcpy(all + k, enc.parts[i].p, enc.parts[i].n);
+        char why[700];
+        if (all && !cv_wire_check(all, enc.size, &onnx__model_proto__descriptor, why, sizeof why))
+            s = cv_error(ctx, CARVE_ERR_UNSUPPORTED, "%s: refusing to write a model carve could not read back: %s",
+                         path, why);
+        if (enc.n_parts > 1)
+            cv_free(all);
+    }
+    for (size_t i = 0; !s && i < enc.n_parts; i++)
+        if (fwrite(enc.parts[i].p, 1, enc.parts[i].n, f) != enc.parts[i].n)
+            s = cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    cv_pb_out_free(&enc);
     cv_arena_free(&e.a);
     return s;
 }

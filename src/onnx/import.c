@@ -26,6 +26,8 @@ typedef struct imp {
     carve_model *m;
     const char *base_dir; /* NULL: external data refused */
     cv_pb_bump *bump;     /* where the message was decoded, or NULL */
+    cv_tensor **pinned;   /* tensors whose data still points into bump (settle_pinned) */
+    size_t n_pinned, cap_pinned;
 } imp;
 
 #define M (im->m)
@@ -202,6 +204,22 @@ static carve_status tensor_data(imp *im, const Onnx__TensorProto *tp, cv_tensor 
             }
             M->owned = owned;
             M->owned[M->n_owned++] = blk;
+            t->data = tp->raw_data.data;
+            return CARVE_OK;
+        }
+        /* Data of 4 KiB and more stays where decoding put it for now: its
+         * chunk is kept whole when tensors fill enough of it
+         * (settle_pinned), saving a copy and the pages it would touch. */
+        if (im->bump && want >= 4096 && cv_pb_bump_pin(im->bump, tp->raw_data.data, want)) {
+            if (im->n_pinned == im->cap_pinned) {
+                size_t cap = im->cap_pinned ? 2 * im->cap_pinned : 64;
+                cv_tensor **np = cv_realloc(im->pinned, cap * sizeof *np);
+                if (!np)
+                    return nomem(im);
+                im->pinned = np;
+                im->cap_pinned = cap;
+            }
+            im->pinned[im->n_pinned++] = t;
             t->data = tp->raw_data.data;
             return CARVE_OK;
         }
@@ -719,6 +737,38 @@ static carve_status import_model(imp *im, const Onnx__ModelProto *mp)
     return carve_model_verify(m);
 }
 
+/* Pinned tensors: copied out of chunks holding little tensor data; the
+ * chunks holding much become the model's (decisions first: taking a chunk
+ * out of bump hides it from the tensors after). */
+static carve_status settle_pinned(imp *im)
+{
+    bool *copy = cv_malloc(im->n_pinned ? im->n_pinned : 1);
+    if (!copy)
+        return nomem(im);
+    for (size_t i = 0; i < im->n_pinned; i++)
+        copy[i] = !cv_pb_bump_keeps(im->bump, im->pinned[i]->data);
+    for (size_t i = 0; i < im->n_pinned; i++) {
+        void *blk = copy[i] ? NULL : cv_pb_bump_take(im->bump, im->pinned[i]->data);
+        if (!blk)
+            continue;
+        void **owned = cv_realloc(M->owned, (M->n_owned + 1) * sizeof *owned);
+        if (!owned) {
+            cv_free(blk);
+            cv_free(copy);
+            return nomem(im);
+        }
+        M->owned = owned;
+        M->owned[M->n_owned++] = blk;
+    }
+    for (size_t i = 0; i < im->n_pinned; i++)
+        if (copy[i]) {
+            cv_tensor *t = im->pinned[i];
+            t->data = cv_arena_memdup(&M->arena, t->data, t->nbytes);
+        }
+    cv_free(copy);
+    return M->arena.failed ? nomem(im) : CARVE_OK;
+}
+
 static carve_status load(carve_ctx *ctx, const void *data, size_t size, const char *base_dir,
                          const char *source, carve_model **out)
 {
@@ -747,10 +797,13 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
         return CARVE_ERR_NOMEM;
     }
     /* carve_model_new made an empty main graph; import fills it. */
-    imp im = {m, base_dir, &bump};
+    imp im = {.m = m, .base_dir = base_dir, .bump = &bump};
     if (source)
         m->source_path = cv_arena_strdup(&m->arena, source);
     carve_status s = import_model(&im, mp);
+    if (!s)
+        s = settle_pinned(&im);
+    cv_free(im.pinned);
     cv_pb_bump_free(&bump);
     if (s) {
         carve_model_free(m);
@@ -797,6 +850,6 @@ carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve
 carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const char *what, const char *base_dir,
                             cv_tensor **out)
 {
-    imp im = {m, base_dir, NULL};
+    imp im = {.m = m, .base_dir = base_dir};
     return tensor_from_proto(&im, tp, what, out);
 }

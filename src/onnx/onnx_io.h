@@ -42,6 +42,16 @@ void cv_pb_bump_free(cv_pb_bump *b);
  * and returns the cv_malloc'd block that holds it (the caller frees that,
  * and data stays valid till then); NULL otherwise. */
 void *cv_pb_bump_detach(cv_pb_bump *b, const void *data);
+/* Tensor data of n bytes at `data` in b that would rather stay where it was
+ * decoded than be copied: counted for its chunk. false: not in b. */
+bool cv_pb_bump_pin(cv_pb_bump *b, const void *data, size_t n);
+/* Is the chunk holding pinned data at `data` worth keeping whole (tensor
+ * data fills enough of it)? When not, the data must be copied out. */
+bool cv_pb_bump_keeps(cv_pb_bump *b, const void *data);
+/* Takes the chunk holding `data` out of b and returns its cv_malloc'd block
+ * (the caller frees it; data stays valid till then); NULL when no chunk of
+ * b holds it (taken already). */
+void *cv_pb_bump_take(cv_pb_bump *b, const void *data);
 
 /* ================================================================ extdata.c */
 
@@ -69,6 +79,21 @@ carve_status cv_onnx_tensor(carve_model *m, const Onnx__TensorProto *tp, const c
  * read model (unknown fields, opaque types); every other byte is
  * well-formed by construction (tests: perf.encoder_matches_protobuf_c). */
 carve_status cv_encode_model(const carve_model *m, void **buf, size_t *start, size_t *size, bool *walk);
+/* The same bytes as parts to write one after the other: the encoder's
+ * buffer, cut where tensor data of blob_min bytes or more goes, which is
+ * left in the tensors' own memory (valid while the model is). */
+typedef struct cv_pb_part {
+    const void *p;
+    size_t n;
+    size_t at; /* the encoder's own use */
+} cv_pb_part;
+typedef struct cv_pb_out {
+    uint8_t *buf; /* cv_malloc'd, with parts */
+    cv_pb_part *parts;
+    size_t n_parts, size; /* size: the bytes of all parts */
+} cv_pb_out;
+carve_status cv_encode_parts(const carve_model *m, size_t blob_min, cv_pb_out *out, bool *walk);
+void cv_pb_out_free(cv_pb_out *e);
 
 /* ================================================================ export.c */
 /* carve_model_save_file() / carve_model_save_memory() are public. */

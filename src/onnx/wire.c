@@ -23,6 +23,7 @@ ProtobufCAllocator cv_pb_allocator = {pb_alloc, pb_free, NULL};
 typedef struct pb_chunk {
     struct pb_chunk *next;
     size_t cap, used;
+    size_t pinned; /* bytes of tensor data that would rather stay here than be copied */
     bool alone; /* one big block (over 256 KiB): a tensor's raw_data can keep it */
     max_align_t data[];
 } pb_chunk;
@@ -41,6 +42,7 @@ static void *bump_alloc(void *u, size_t n)
         }
         nc->cap = cap;
         nc->used = 0;
+        nc->pinned = 0;
         nc->alone = n > (1u << 18);
         if (c && nc->alone) { /* a big block behind the current chunk */
             nc->next = c->next;
@@ -73,6 +75,43 @@ void *cv_pb_bump_detach(cv_pb_bump *b, const void *data)
         }
     }
     return NULL;
+}
+
+static pb_chunk *chunk_of(cv_pb_bump *b, const void *p, pb_chunk ***link)
+{
+    for (pb_chunk **pp = &b->head; *pp; pp = &(*pp)->next) {
+        const char *d = (const char *)(*pp)->data;
+        if ((const char *)p >= d && (const char *)p < d + (*pp)->used) {
+            if (link)
+                *link = pp;
+            return *pp;
+        }
+    }
+    return NULL;
+}
+
+bool cv_pb_bump_pin(cv_pb_bump *b, const void *data, size_t n)
+{
+    pb_chunk *c = chunk_of(b, data, NULL);
+    if (c)
+        c->pinned += n;
+    return c != NULL;
+}
+
+bool cv_pb_bump_keeps(cv_pb_bump *b, const void *data)
+{
+    /* kept when tensor data fills a quarter of it: less, and the copy is
+     * cheaper than the memory the rest of the chunk would hold */
+    const pb_chunk *c = chunk_of(b, data, NULL);
+    return c && c->pinned >= c->used / 4;
+}
+
+void *cv_pb_bump_take(cv_pb_bump *b, const void *data)
+{
+    pb_chunk **link = NULL, *c = chunk_of(b, data, &link);
+    if (c)
+        *link = c->next;
+    return c;
 }
 
 void cv_pb_bump_free(cv_pb_bump *b)

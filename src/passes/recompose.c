@@ -606,6 +606,10 @@ carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc)
     carve_model *m = f->m;
     int64_t opset = carve_model_opset(m, "");
     carve_status s = cv_fold_count_uses(f);
+    /* the patterns the model's opset has and the targets want, asked once */
+    bool on[sizeof patterns / sizeof patterns[0]];
+    for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++)
+        on[p] = opset >= patterns[p].since && (!rc->wants || rc->wants(patterns[p].op, rc->user));
     cv_ids gs = {0};
     if (!s && !cv_fold_graphs(m, &gs))
         s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory recomposing");
@@ -623,7 +627,7 @@ carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc)
             if (m->nodes[id].dead)
                 continue;
             for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
-                if (opset < patterns[p].since || (rc->wants && !rc->wants(patterns[p].op, rc->user)))
+                if (!on[p])
                     continue;
                 rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
                 if (!patterns[p].match(f, id, &mt) || !member_ok(f, rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
