@@ -84,6 +84,20 @@ static carve_model *dag(carve_ctx *ctx, uint32_t n)
     return m;
 }
 
+/* A chain of Sigmoids and Adds, all taken by the target: its capability
+ * check of each Sigmoid once scanned the whole graph for a QuantizeLinear
+ * reading it (a 43,000-node chain took 3 s to partition). */
+static carve_model *sigmoid_chain(carve_ctx *ctx, uint32_t n)
+{
+    carve_value_id x, v;
+    carve_model *m = base(ctx, &x);
+    v = x;
+    for (uint32_t k = 0; k < n; k++)
+        v = k % 2 ? op(m, "Add", 2, v, x, k) : op(m, "Sigmoid", 1, v, 0, k);
+    carve_graph_add_output(m, 0, v);
+    return m;
+}
+
 enum { ST_LOAD, ST_LOWER, ST_SAVE, ST_REPORT, ST_COUNT };
 static const char *const stage_name[ST_COUNT] = {"load", "lower", "save", "report"};
 
@@ -145,6 +159,8 @@ static void check_linear(const char *shape_name, carve_model *(*shape)(carve_ctx
 TEST(partition_outputs_linear) { check_linear("wide", wide, 3000); }
 
 TEST(layered_dag_linear) { check_linear("dag", dag, 6000); }
+
+TEST(sigmoid_chain_linear) { check_linear("sigmoid chain", sigmoid_chain, 4000); }
 
 TEST(threads_setting)
 {

@@ -122,6 +122,7 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
  * the unit's quantized values, so their dtype is not the target's concern. */
 typedef struct cv_unit_inner_mask {
     uint64_t in, out;
+    carve_node_id out_q; /* the first QuantizeLinear of the graph reading output 0, or CARVE_NONE */
 } cv_unit_inner_mask;
 /* inner[i] for the node at position i of g (pos: node id -> position);
  * edges between nodes of one unit are inner when `units` (any unit has more

@@ -183,7 +183,7 @@ static carve_node_id output_q(const carve_model *m, const cv_node *n)
     const cv_graph *g = &m->graphs[n->graph];
     for (uint32_t k = 0; k < g->nodes.n; k++) {
         const cv_node *q = &m->nodes[g->nodes.v[k]];
-        if (!strcmp(q->op, "QuantizeLinear") && !*q->domain && q->n_in >= 2 && q->in[0] == n->out[0])
+        if (q->n_in >= 2 && q->in[0] == n->out[0] && !strcmp(q->op, "QuantizeLinear") && !*q->domain)
             return g->nodes.v[k];
     }
     return CARVE_NONE;
@@ -192,11 +192,13 @@ static carve_node_id output_q(const carve_model *m, const cv_node *n)
 /* A 16-bit quantized Sigmoid/Tanh output: HTP computes it at a fixed
  * encoding (cv_fixed_enc16); the output's QuantizeLinear must say that
  * encoding, unless the profile legalizes (requantizes) it. */
-static cv_reason fixed_enc16(const carve_model *m, carve_node_id id, const carve_target *t, char *msg,
-                             size_t msgsz)
+static cv_reason fixed_enc16(const carve_model *m, carve_node_id id, const carve_target *t,
+                             const cv_unit_inner_mask *inner, char *msg, size_t msgsz)
 {
     const cv_node *n = &m->nodes[id];
-    carve_node_id qn = output_q(m, n);
+    /* found once per graph by cv_unit_inner when lowering gives it (a scan
+     * of the graph per node was quadratic: 3 s for a 43,000-node chain) */
+    carve_node_id qn = inner ? inner->out_q : output_q(m, n);
     if (qn == CARVE_NONE || t->lg_requant16)
         return CV_R_NONE;
     const cv_node *q = &m->nodes[qn];
@@ -243,6 +245,6 @@ cv_reason cv_check_rules(const carve_model *m, carve_node_id id, const carve_tar
     if (!r && (checks & CV_CHECK_PER_TENSOR))
         r = per_tensor(m, n, t, inner, msg, msgsz);
     if (!r && (checks & CV_CHECK_FIXED_ENC16))
-        r = fixed_enc16(m, id, t, msg, msgsz);
+        r = fixed_enc16(m, id, t, inner, msg, msgsz);
     return r;
 }

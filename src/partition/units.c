@@ -138,11 +138,19 @@ void cv_unit_inner(const carve_model *m, carve_graph_id g, const uint32_t *pos, 
 {
     const cv_graph *gr = &m->graphs[g];
     for (uint32_t i = 0; i < gr->nodes.n; i++)
-        inner[i] = (cv_unit_inner_mask){0, 0};
+        inner[i] = (cv_unit_inner_mask){0, 0, CARVE_NONE};
     for (uint32_t i = 0; i < gr->nodes.n; i++) {
         const cv_node *x = &m->nodes[gr->nodes.v[i]];
-        if (is_onnx(x, "QuantizeLinear") || is_onnx(x, "DequantizeLinear"))
+        bool q = is_onnx(x, "QuantizeLinear");
+        if (q || is_onnx(x, "DequantizeLinear"))
             inner[i].in |= 2; /* the scale: a parameter of the encoding */
+        /* out_q: what rules.c's fixed_enc16 would otherwise find by scanning
+         * the graph for every Sigmoid and Tanh */
+        carve_value_id q_in = q && x->n_in >= 2 ? x->in[0] : CARVE_NONE;
+        carve_node_id qp = q_in != CARVE_NONE ? m->values[q_in].producer : CARVE_NONE;
+        if (qp != CARVE_NONE && m->nodes[qp].graph == g && m->values[q_in].out_index == 0 &&
+            inner[pos[qp]].out_q == CARVE_NONE)
+            inner[pos[qp]].out_q = gr->nodes.v[i];
         for (uint32_t k = 0; units && k < x->n_in && k < 64; k++) {
             carve_value_id v = x->in[k];
             carve_node_id p = v != CARVE_NONE ? m->values[v].producer : CARVE_NONE;
