@@ -111,36 +111,27 @@ bool dt_finish(dt *t)
     return t_check(s == CARVE_OK, __FILE__, __LINE__, "inference: %s", carve_errmsg(t->ctx));
 }
 
+carve_value_id dt_input_int(dt *t, const char *name, carve_dtype dtype, int rank, const int64_t *dims, int lo, int hi,
+                            bool extreme)
+{
+    carve_dim d[CARVE_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        d[i] = (carve_dim){dims[i], NULL};
+    carve_tensor *x = carve_tensor_new(dtype, rank, dims);
+    for (size_t i = 0; i < carve_tensor_count(x); i++) {
+        float u = urand(&t->seed, 0, 1);
+        int v = extreme ? (u < 0.5f ? lo : hi) : lo + (int)(u * (float)(hi - lo + 1));
+        carve_tensor_set(x, i, v > hi ? hi : v);
+    }
+    t->in[t->n_in++] = x;
+    return carve_graph_add_input(t->m, t->g, name, dtype, rank, d);
+}
+
 bool dt_check_run(dt *t, dt_tol tol, const char *file, int line)
 {
-    const carve_backend *be = cv_onednn_backend();
-    char msg[512];
-    bool ok = true;
-    for (size_t i = 0; i < carve_graph_node_count(t->m, t->g); i++) {
-        carve_node_id n = carve_graph_node(t->m, t->g, i);
-        const char *why = be->supports_node(be->user, t->m, n, msg, sizeof msg);
-        ok &= t_check(why == NULL, file, line, "node %s (%s) refused: %s: %s", carve_node_name(t->m, n),
-                      carve_node_op(t->m, n), why ? why : "", why ? msg : "");
-    }
-    if (!ok)
-        return false;
-    size_t n_out = carve_graph_output_count(t->m, t->g);
     carve_tensor *want[32] = {0}, *got[32] = {0};
-    if (!t_check(n_out <= 32, file, line, "at most 32 outputs"))
-        return false;
-    if (!t_check(carve_model_run(t->m, t->in, want) == CARVE_OK, file, line, "reference run: %s",
-                 carve_errmsg(t->ctx)))
-        return false;
-    carve_backend_partition p = {t->m, t->g, NULL, "onednn", "test", NULL};
-    void *h = NULL;
-    carve_backend_refusal *r = calloc(1, sizeof *r);
-    carve_status s = be->compile(be->user, &p, &h, r);
-    ok = t_check(s == CARVE_OK, file, line, "compile: %s: %s", carve_status_name(s), r->message);
-    free(r);
-    if (ok) {
-        s = be->run(be->user, h, t->in, (size_t)t->n_in, got, n_out, msg, sizeof msg);
-        ok = t_check(s == CARVE_OK, file, line, "run: %s", msg);
-    }
+    size_t n_out = carve_graph_output_count(t->m, t->g);
+    bool ok = dt_run(t, want, got, file, line);
     for (size_t o = 0; ok && o < n_out; o++) {
         ok = t_check(carve_tensor_rank(got[o]) == carve_tensor_rank(want[o]) &&
                          carve_tensor_count(got[o]) == carve_tensor_count(want[o]),
@@ -166,6 +157,38 @@ bool dt_check_run(dt *t, dt_tol tol, const char *file, int line)
     for (size_t o = 0; o < n_out; o++) {
         carve_tensor_free(want[o]);
         carve_tensor_free(got[o]);
+    }
+    return ok;
+}
+
+bool dt_run(dt *t, carve_tensor **want, carve_tensor **got, const char *file, int line)
+{
+    const carve_backend *be = cv_onednn_backend();
+    char msg[512];
+    bool ok = true;
+    for (size_t i = 0; i < carve_graph_node_count(t->m, t->g); i++) {
+        carve_node_id n = carve_graph_node(t->m, t->g, i);
+        const char *why = be->supports_node(be->user, t->m, n, msg, sizeof msg);
+        ok &= t_check(why == NULL, file, line, "node %s (%s) refused: %s: %s", carve_node_name(t->m, n),
+                      carve_node_op(t->m, n), why ? why : "", why ? msg : "");
+    }
+    if (!ok)
+        return false;
+    size_t n_out = carve_graph_output_count(t->m, t->g);
+    if (!t_check(n_out <= 32, file, line, "at most 32 outputs"))
+        return false;
+    if (!t_check(carve_model_run(t->m, t->in, want) == CARVE_OK, file, line, "reference run: %s",
+                 carve_errmsg(t->ctx)))
+        return false;
+    carve_backend_partition p = {t->m, t->g, NULL, "onednn", "test", NULL};
+    void *h = NULL;
+    carve_backend_refusal *r = calloc(1, sizeof *r);
+    carve_status s = be->compile(be->user, &p, &h, r);
+    ok = t_check(s == CARVE_OK, file, line, "compile: %s: %s", carve_status_name(s), r->message);
+    free(r);
+    if (ok) {
+        s = be->run(be->user, h, t->in, (size_t)t->n_in, got, n_out, msg, sizeof msg);
+        ok = t_check(s == CARVE_OK, file, line, "run: %s", msg);
     }
     if (h)
         be->release(be->user, h);

@@ -51,6 +51,13 @@ void dt_output(dt *t, carve_value_id v);
 /* Infers types and shapes (must succeed). */
 bool dt_finish(dt *t);
 
+/* A runtime integer input (uint8 / int8) of dims, uniform in [lo, hi], or
+ * (extreme) only lo and hi. */
+carve_value_id dt_input_int(dt *t, const char *name, carve_dtype dtype, int rank, const int64_t *dims, int lo, int hi,
+                            bool extreme);
+/* Every node supported, compiled and run through oneDNN: want gets the
+ * reference's outputs, got oneDNN's (the caller frees both, set or not). */
+bool dt_run(dt *t, carve_tensor **want, carve_tensor **got, const char *file, int line);
 /* Every node supported, compiled and run through oneDNN; outputs match the
  * reference. */
 bool dt_check_run(dt *t, dt_tol tol, const char *file, int line);

@@ -64,6 +64,8 @@ static const struct {
     {"Identity", dn_op_reshape},
     {"Slice", dn_op_slice},
     {"Pow", dn_op_eltwise},
+    {"DequantizeLinear", dn_op_dequantize},
+    {"QuantizeLinear", dn_op_quantize},
 };
 
 dn_op_fn dn_op_find(const char *op)
@@ -96,17 +98,13 @@ static dnnl_engine_t engine(void)
 
 static void set_threads(void) { omp_set_num_threads(carve_get_threads()); }
 
-static bool isa_has_vnni(void)
-{
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
-           (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
-}
-
 /* ------------------------------------------------------------ supports_node */
 
 bool dn_check_tensors(dn_builder *b, carve_node_id n)
 {
+    dn_op_fn fn = dn_op_find(carve_node_op(b->m, n));
+    if (fn == dn_op_dequantize || fn == dn_op_quantize)
+        return true; /* ops_qdq.c checks its own */
     for (int pass = 0; pass < 2; pass++) {
         size_t cnt = pass ? carve_node_output_count(b->m, n) : carve_node_input_count(b->m, n);
         for (size_t i = 0; i < cnt; i++) {
@@ -143,13 +141,14 @@ bool dn_check_tensors(dn_builder *b, carve_node_id n)
 
 static const char *int8_reason(char *msg, size_t size, const char *op)
 {
-    if (!isa_has_vnni())
+    if (!dn_isa_vnni())
         snprintf(msg, size,
                  "%s: int8 Conv/MatMul refused on this CPU (oneDNN ISA without VNNI: its u8 x s8 kernels "
                  "saturate 16-bit intermediate sums, so results would not be exact)",
                  op);
     else
-        snprintf(msg, size, "%s: int8 QDQ node units are not implemented by the onednn backend yet", op);
+        snprintf(msg, size, "%s: the onednn backend takes int8 as QDQ node units (DequantizeLinear -> Conv/MatMul "
+                            "-> QuantizeLinear), not as this op", op);
     return DN_R_DTYPE;
 }
 
@@ -162,8 +161,7 @@ static const char *supports_node(void *user, const carve_model *m, carve_node_id
         return DN_R_OP;
     }
     /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
-    static const char *const int8_ops[] = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger",
-                                           "DequantizeLinear", "QuantizeLinear"};
+    static const char *const int8_ops[] = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger"};
     for (size_t i = 0; i < sizeof int8_ops / sizeof *int8_ops; i++)
         if (!strcmp(op, int8_ops[i]))
             return int8_reason(msg, msg_size, op);
@@ -222,6 +220,8 @@ static void prog_free(dn_prog *p)
     free(p->out_reorder);
     free(p->out_rank);
     free(p->out_dims);
+    free(p->in_dt);
+    free(p->out_dt);
     free(p);
 }
 
@@ -316,9 +316,11 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
         p->out_reorder = calloc(n_out + 1, sizeof(dnnl_primitive_t));
         p->out_rank = calloc(n_out + 1, sizeof(int));
         p->out_dims = calloc(n_out + 1, sizeof *p->out_dims);
+        p->in_dt = calloc(n_in + 1, sizeof *p->in_dt);
+        p->out_dt = calloc(n_out + 1, sizeof *p->out_dt);
     }
     if (!p || !b.vals || !b.nodes || !b.done || !p->in_user || !p->in_mem || !p->in_reorder || !p->out_user ||
-        !p->out_mem || !p->out_reorder || !p->out_rank || !p->out_dims ||
+        !p->out_mem || !p->out_reorder || !p->out_rank || !p->out_dims || !p->in_dt || !p->out_dt ||
         dnnl_stream_create(&p->stream, eng, dnnl_stream_default_flags) != dnnl_success) {
         snprintf(refusal->message, sizeof refusal->message, "out of memory compiling partition '%s'", part->name);
         rc = CARVE_ERR_NOMEM;
@@ -331,9 +333,11 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
     /* Boundary in: user memory (plain, bound at run time) -> internal. */
     for (size_t i = 0; i < n_in; i++) {
         carve_value_id v = carve_graph_input(m, g, i);
-        if (carve_value_dtype(m, v) != CARVE_FLOAT) {
-            snprintf(b.msg, sizeof b.msg, "partition input '%s' is %s; the onednn backend takes float32",
-                     carve_value_name(m, v), carve_dtype_name(carve_value_dtype(m, v)));
+        carve_dtype dt = carve_value_dtype(m, v);
+        if (dt != CARVE_FLOAT && dt != CARVE_UINT8 && dt != CARVE_INT8) {
+            snprintf(b.msg, sizeof b.msg,
+                     "partition input '%s' is %s; the onednn backend takes float32 (uint8 and int8 into QDQ units)",
+                     carve_value_name(m, v), carve_dtype_name(dt));
             b.reason = DN_R_DTYPE;
             rc = refuse(&b, refusal);
             goto out;
@@ -347,6 +351,7 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
             goto out;
         }
         p->in_mem[i] = x->mem;
+        p->in_dt[i] = dt;
     }
     for (b.cur = 0; b.cur < b.n_nodes; b.cur++) {
         if (b.done[b.cur])
@@ -377,7 +382,14 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
             rc = refuse(&b, refusal);
             goto out;
         }
-        dn_plain_md(&md, x->nd, x->dims);
+        dn_plain_md_dt(&md, x->nd, x->dims, x->md.data_type);
+        p->out_dt[i] = x->md.data_type == dnnl_u8 ? CARVE_UINT8 : x->md.data_type == dnnl_s8 ? CARVE_INT8 : CARVE_FLOAT;
+        if (x->md.data_type != dnnl_f32 && x->md.data_type != dnnl_u8 && x->md.data_type != dnnl_s8) {
+            b.fatal = true;
+            dn_fail(&b, DN_R_LIB, "partition output '%s' has an unexpected oneDNN data type", carve_value_name(m, v));
+            rc = refuse(&b, refusal);
+            goto out;
+        }
         p->out_rank[i] = x->rank;
         for (int d = 0; d < x->rank; d++)
             p->out_dims[i][d] = x->dims[d];
@@ -423,9 +435,9 @@ static carve_status run(void *user, void *handle, carve_tensor *const *inputs, s
         dnnl_memory_get_memory_desc(p->in_user[i], &md);
         size_t nbytes = 0;
         void *data = inputs[i] ? carve_tensor_data(inputs[i], &nbytes) : NULL;
-        if (!inputs[i] || carve_tensor_dtype(inputs[i]) != CARVE_FLOAT || nbytes != dnnl_memory_desc_get_size(md)) {
-            snprintf(msg, msg_size, "oneDNN partition input %zu: expected float32 of %zu bytes", i,
-                     dnnl_memory_desc_get_size(md));
+        if (!inputs[i] || carve_tensor_dtype(inputs[i]) != p->in_dt[i] || nbytes != dnnl_memory_desc_get_size(md)) {
+            snprintf(msg, msg_size, "oneDNN partition input %zu: expected %s of %zu bytes", i,
+                     carve_dtype_name(p->in_dt[i]), dnnl_memory_desc_get_size(md));
             return CARVE_ERR_ARG;
         }
         dnnl_memory_set_data_handle(p->in_user[i], data);
@@ -435,7 +447,7 @@ static carve_status run(void *user, void *handle, carve_tensor *const *inputs, s
     for (size_t s = 0; s < p->n_steps && st == dnnl_success; s++)
         st = dnnl_primitive_execute(p->steps[s].prim, p->stream, p->steps[s].nargs, p->steps[s].args);
     for (size_t i = 0; i < p->n_out && st == dnnl_success; i++) {
-        outputs[i] = carve_tensor_new(CARVE_FLOAT, p->out_rank[i], p->out_dims[i]);
+        outputs[i] = carve_tensor_new(p->out_dt[i], p->out_rank[i], p->out_dims[i]);
         if (!outputs[i]) {
             snprintf(msg, msg_size, "out of memory for oneDNN partition output %zu", i);
             for (size_t k = 0; k < i; k++) {

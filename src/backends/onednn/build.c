@@ -52,7 +52,19 @@ static bool nomem(dn_builder *b)
     return dn_fail(b, DN_R_LIB, "out of memory while building the oneDNN program");
 }
 
-void dn_plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims)
+dnnl_data_type_t dn_dt(carve_dtype t)
+{
+    switch (t) {
+    case CARVE_UINT8: return dnnl_u8;
+    case CARVE_INT8: return dnnl_s8;
+    case CARVE_INT32: return dnnl_s32;
+    default: return dnnl_f32;
+    }
+}
+
+void dn_plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims) { dn_plain_md_dt(md, nd, dims, dnnl_f32); }
+
+void dn_plain_md_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt)
 {
     dnnl_dims_t st;
     dnnl_dim_t s = 1;
@@ -60,7 +72,7 @@ void dn_plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims)
         st[d] = s;
         s *= dims[d] > 0 ? dims[d] : 1;
     }
-    dnnl_memory_desc_init_by_strides(md, nd, dims, dnnl_f32, st);
+    dnnl_memory_desc_init_by_strides(md, nd, dims, dt, st);
 }
 
 void dn_any_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims)
@@ -103,7 +115,7 @@ static dn_val *val_new(dn_builder *b, carve_value_id v)
     x->dims[0] = 1;
     for (int d = 0; d < x->rank; d++)
         x->dims[d] = carve_value_dim(b->m, v, d).value;
-    dn_plain_md(&x->md, x->nd, x->dims);
+    dn_plain_md_dt(&x->md, x->nd, x->dims, dn_dt(carve_value_dtype(b->m, v)));
     return x;
 }
 
@@ -126,7 +138,7 @@ dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *hand
     return mem;
 }
 
-dnnl_memory_t dn_const_mem(dn_builder *b, const dnnl_memory_desc_t *md, const float *data)
+dnnl_memory_t dn_const_mem(dn_builder *b, const dnnl_memory_desc_t *md, const void *data)
 {
     dnnl_memory_t mem = dn_mem_new(b, md, DNNL_MEMORY_ALLOCATE);
     if (!mem)
@@ -325,7 +337,7 @@ dnnl_memory_t dn_as(dn_builder *b, dn_val *v, const dnnl_memory_desc_t *md)
 dnnl_memory_t dn_plain(dn_builder *b, dn_val *v)
 {
     dnnl_memory_desc_t md;
-    dn_plain_md(&md, v->nd, v->dims);
+    dn_plain_md_dt(&md, v->nd, v->dims, v->md.data_type);
     return dn_as(b, v, &md);
 }
 

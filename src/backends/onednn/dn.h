@@ -65,6 +65,7 @@ typedef struct dn_prog {
     dnnl_primitive_t *in_reorder;     /* NULL: the input is read by nobody */
     dnnl_memory_t *out_user, *out_mem;
     dnnl_primitive_t *out_reorder;
+    carve_dtype *in_dt, *out_dt; /* float32, or uint8 / int8 at QDQ units */
     int *out_rank;
     int64_t (*out_dims)[CARVE_MAX_RANK];
 } dn_prog;
@@ -129,6 +130,9 @@ dnnl_memory_t dn_plain(dn_builder *b, dn_val *v);
 /* A plain row-major view of v's buffer with other dims (same element count). */
 dnnl_memory_t dn_view(dn_builder *b, dn_val *v, int nd, const dnnl_dims_t dims, dnnl_memory_desc_t *md_out);
 void dn_plain_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims);
+void dn_plain_md_dt(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims, dnnl_data_type_t dt);
+/* oneDNN's type of a carve dtype: u8, s8, s32, else f32. */
+dnnl_data_type_t dn_dt(carve_dtype t);
 void dn_any_md(dnnl_memory_desc_t *md, int nd, const dnnl_dims_t dims);
 /* Creates a primitive descriptor; a failure becomes an onednn_unsupported
  * refusal naming what. */
@@ -144,8 +148,8 @@ bool dn_md_is_plain(const dnnl_memory_desc_t *md);
 const dnnl_memory_desc_t *dn_pd_md(dnnl_primitive_desc_t pd, dnnl_query_t q);
 /* A new memory the program owns (md; DNNL_MEMORY_ALLOCATE or a handle). */
 dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *handle);
-/* A constant float32 memory made from host data (copied). */
-dnnl_memory_t dn_const_mem(dn_builder *b, const dnnl_memory_desc_t *md, const float *data);
+/* A constant memory made from host data (copied, md's size). */
+dnnl_memory_t dn_const_mem(dn_builder *b, const dnnl_memory_desc_t *md, const void *data);
 /* Constant inputs read at compile time. */
 const void *dn_const_data(dn_builder *b, carve_node_id n, size_t i, carve_dtype *dt, size_t *count);
 bool dn_const_ints(dn_builder *b, carve_node_id n, size_t i, int64_t *out, size_t max, size_t *count);
@@ -242,6 +246,61 @@ carve_value_id dn_fusion_commit(dn_builder *b, const dn_fusion *f, size_t k);
 /* Tries pd creation with k = f->n .. 0 post-ops (op_desc fixed). */
 bool dn_pd_fused(dn_builder *b, const void *op_desc, dn_fusion *f, size_t *k, dnnl_primitive_desc_t *pd,
                  dnnl_exec_arg_t *args, int *nargs, const char *what);
+
+/* ---- ops_conv.c: shared with the int8 units (ops_qdq.c) */
+typedef struct dn_spatial {
+    int k; /* spatial rank */
+    dnnl_dims_t strides, dil, pl, pr, kernel;
+} dn_spatial;
+/* Strides, dilations, pads / auto_pad of a Conv or ConvTranspose with input
+ * x, kernel dims s->kernel[0..s->k) and output y. */
+bool dn_read_spatial(dn_builder *b, carve_node_id n, const dn_val *x, const dn_val *y, bool transpose,
+                     dn_spatial *s);
+/* The weights w as a plain view of type dt (grouped: [G, OC/G, IC/G, k...];
+ * ConvTranspose's [IC, OC/G, k...] seen so too). */
+void dn_weights_view(const dn_val *w, int64_t g, bool transpose, int k, dnnl_data_type_t dt,
+                     dnnl_memory_desc_t *md, int *nd, dnnl_dims_t dims);
+/* A matmul operand seen as nd dims [.., M, K] / [.., K, N] through strides. */
+typedef struct dn_mm_operand {
+    dn_val *v;
+    int nd;
+    dnnl_dims_t dims, strides;
+} dn_mm_operand;
+void dn_mm_view(dn_mm_operand *o, dn_val *v, int nd, bool vec_row, bool trans);
+/* The operand's buffer seen through view, in layout want. */
+dnnl_memory_t dn_mm_mem(dn_builder *b, dn_mm_operand *o, const dnnl_memory_desc_t *view,
+                        const dnnl_memory_desc_t *want);
+
+/* ---- ops_qdq.c: int8 QDQ node units (docs/onednn.md#int8) */
+/* DequantizeLinear: a constant's is dequantized at compile time; a
+ * runtime tensor's only inside a Conv/MatMul unit, which builds it. */
+bool dn_op_dequantize(dn_builder *b, carve_node_id n);
+/* QuantizeLinear: only as the end of a Conv/MatMul unit. */
+bool dn_op_quantize(dn_builder *b, carve_node_id n);
+/* The int8 unit around a Conv or MatMul: its nodes, the int8 source and
+ * constant weights, and what the primitive's attributes need. */
+typedef struct dn_q8 {
+    carve_node_id dq_x, dq_w, dq_b, q; /* dq_b, q: CARVE_NONE when absent */
+    dn_val *x, *w;                     /* the quantized source, the int8 weights */
+    dnnl_data_type_t xdt, ydt;         /* ydt f32 without a QuantizeLinear */
+    carve_value_id y;                  /* the value the primitive defines */
+    size_t n_oc, n_scales;             /* output channels; 1 or n_oc output scales */
+    float *oscale;                     /* s_x * s_w[c] / s_y */
+    float *bias;                       /* n_oc values in accumulator units, or NULL */
+    int32_t zp_x, zp_y;
+} dn_q8;
+/* Conv / MatMul n as an int8 unit: 1 it is one (u filled, dn_q8_free it),
+ * 0 not one (the float path applies), -1 refused or an error. */
+int dn_q8_plan(dn_builder *b, carve_node_id n, bool matmul, dn_q8 *u);
+void dn_q8_free(dn_q8 *u);
+/* The attributes: output scales (per channel with oc_mask), zero points. */
+bool dn_q8_attr(dn_builder *b, const dn_q8 *u, int oc_mask, dnnl_primitive_attr_t *attr);
+/* The weights' constant memory (plain int8), compile mode. */
+bool dn_q8_weights(dn_builder *b, dn_q8 *u);
+/* Marks the unit's other nodes built and defines u->y in layout md. */
+dnnl_memory_t dn_q8_def(dn_builder *b, dn_q8 *u, const dnnl_memory_desc_t *md);
+/* Whether oneDNN's ISA has VNNI (exact u8 x s8 sums). */
+bool dn_isa_vnni(void);
 
 /* ---- backend.c */
 const carve_backend *cv_onednn_backend(void);

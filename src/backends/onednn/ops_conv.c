@@ -9,15 +9,10 @@
 
 #include "dn.h"
 
-typedef struct spatial {
-    int k;                     /* spatial rank */
-    dnnl_dims_t strides, dil, pl, pr, kernel;
-} spatial;
-
 /* Reads strides, dilations, pads / auto_pad of a Conv or ConvTranspose
  * with input x, kernel dims kernel[0..k) and output y. */
-static bool read_spatial(dn_builder *b, carve_node_id n, const dn_val *x, const dn_val *y, bool transpose,
-                         spatial *s)
+bool dn_read_spatial(dn_builder *b, carve_node_id n, const dn_val *x, const dn_val *y, bool transpose,
+                     dn_spatial *s)
 {
     int k = s->k;
     int64_t v[16];
@@ -97,8 +92,8 @@ static bool read_spatial(dn_builder *b, carve_node_id n, const dn_val *x, const 
 
 /* The weights as a plain view (grouped: [G, OC/G, IC/G, k...]); for
  * ConvTranspose ONNX's [IC, OC/G, k...] seen as [G, OC/G, IC/G, k...]. */
-static void weights_view(const dn_val *w, int64_t g, bool transpose, int k, dnnl_memory_desc_t *md, int *nd,
-                         dnnl_dims_t dims)
+void dn_weights_view(const dn_val *w, int64_t g, bool transpose, int k, dnnl_data_type_t dt,
+                     dnnl_memory_desc_t *md, int *nd, dnnl_dims_t dims)
 {
     int64_t ksz = 1;
     for (int d = 0; d < k; d++)
@@ -133,7 +128,7 @@ static void weights_view(const dn_val *w, int64_t g, bool transpose, int k, dnnl
         if (g > 1)
             st[0] = icg * ocg * ksz;
     }
-    dnnl_memory_desc_init_by_strides(md, *nd, dims, dnnl_f32, st);
+    dnnl_memory_desc_init_by_strides(md, *nd, dims, dt, st);
 }
 
 /* A reordered copy of w (seen through md) in layout want. */
@@ -155,13 +150,14 @@ static dnnl_memory_t weights_mem(dn_builder *b, dn_val *w, const dnnl_memory_des
     return dn_as(b, &t, want);
 }
 
-static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
+/* q: the int8 unit around the Conv (ops_qdq.c), or NULL: float32. */
+static bool conv_build(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q)
 {
-    dn_val *x = dn_in(b, n, 0), *w = x ? dn_in(b, n, 1) : NULL;
+    dn_val *x = q ? q->x : dn_in(b, n, 0), *w = q ? q->w : x ? dn_in(b, n, 1) : NULL;
     if (!w)
         return false;
     dn_val *bias = NULL;
-    if (dn_has_in(b, n, 2) && !(bias = dn_in(b, n, 2)))
+    if (!q && dn_has_in(b, n, 2) && !(bias = dn_in(b, n, 2)))
         return false;
     if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
         return dn_fail(b, DN_R_INPUT, "input X has rank %d and W rank %d; oneDNN takes 1 to 3 spatial dims", x->rank,
@@ -176,20 +172,26 @@ static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
     yt.rank = carve_value_rank(b->m, yv);
     for (int d = 0; d < yt.rank; d++)
         yt.dims[d] = carve_value_dim(b->m, yv, d).value;
-    spatial s;
+    dn_spatial s;
     s.k = x->rank - 2;
     for (int d = 0; d < s.k; d++)
         s.kernel[d] = w->dims[2 + d];
-    if (!read_spatial(b, n, x, &yt, transpose, &s))
+    if (!dn_read_spatial(b, n, x, &yt, transpose, &s))
         return false;
     dnnl_memory_desc_t xmd, wview, wany, bmd, ymd;
     int wnd;
     dnnl_dims_t wdims;
-    dn_any_md(&xmd, x->rank, x->dims);
-    dn_any_md(&ymd, yt.rank, yt.dims);
-    weights_view(w, g, transpose, s.k, &wview, &wnd, wdims);
-    dn_any_md(&wany, wnd, wdims);
-    if (bias) {
+    dnnl_memory_desc_init_by_tag(&xmd, x->rank, x->dims, q ? q->xdt : dnnl_f32, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&ymd, yt.rank, yt.dims, q ? q->ydt : dnnl_f32, dnnl_format_tag_any);
+    dn_weights_view(w, g, transpose, s.k, q ? dnnl_s8 : dnnl_f32, &wview, &wnd, wdims);
+    dnnl_memory_desc_init_by_tag(&wany, wnd, wdims, q ? dnnl_s8 : dnnl_f32, dnnl_format_tag_any);
+    bool has_bias = q ? q->bias != NULL : bias != NULL;
+    if (q && q->bias) {
+        dnnl_dims_t bd = {yt.dims[1]};
+        if (q->n_oc != (size_t)yt.dims[1])
+            return dn_fail(b, DN_R_INPUT, "W has %zu output channels, Y %lld", q->n_oc, (long long)yt.dims[1]);
+        dn_plain_md(&bmd, 1, bd);
+    } else if (bias) {
         dnnl_dims_t bd = {yt.dims[1]};
         if (dn_count(bias) != (size_t)yt.dims[1])
             return dn_fail(b, DN_R_INPUT, "input B has %zu values for %lld output channels", dn_count(bias),
@@ -202,30 +204,41 @@ static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
     } desc;
     dnnl_status_t st = transpose
         ? dnnl_dilated_deconvolution_forward_desc_init(&desc.d, dnnl_forward_inference, dnnl_deconvolution_direct,
-                                                       &xmd, &wany, bias ? &bmd : NULL, &ymd, s.strides, s.dil,
+                                                       &xmd, &wany, has_bias ? &bmd : NULL, &ymd, s.strides, s.dil,
                                                        s.pl, s.pr)
         : dnnl_dilated_convolution_forward_desc_init(&desc.c, dnnl_forward_inference, dnnl_convolution_direct, &xmd,
-                                                     &wany, bias ? &bmd : NULL, &ymd, s.strides, s.dil, s.pl,
+                                                     &wany, has_bias ? &bmd : NULL, &ymd, s.strides, s.dil, s.pl,
                                                      s.pr);
-    const char *what = transpose ? "a deconvolution" : "a convolution";
+    const char *what = q ? "an int8 convolution" : transpose ? "a deconvolution" : "a convolution";
     if (st != dnnl_success)
         return dn_dnnl_fail(b, st, what);
     dn_fusion f;
     dn_fusion_plan(b, yv, yt.rank, yt.dims, true, &f);
-    if (transpose)
+    if (transpose || q)
         f.n = 0; /* oneDNN 2.6 applies a deconvolution's post-ops in a reference loop: far slower than the ops */
     dnnl_exec_arg_t args[DN_MAX_ARGS];
     int nargs = 0;
-    size_t k;
+    size_t k = 0;
     dnnl_primitive_desc_t pd;
-    if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, what))
+    if (q) {
+        dnnl_primitive_attr_t attr;
+        if (!dn_q8_attr(b, q, 1 << 1, &attr))
+            return false;
+        bool ok = dn_pd(b, &desc, attr, &pd, what);
+        dnnl_primitive_attr_destroy(attr);
+        if (!ok)
+            return false;
+    } else if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, what)) {
         return false;
+    }
     if (b->check)
         return dn_step_add(b, pd, 0, NULL);
     dnnl_memory_t xm = dn_as(b, x, dn_pd_md(pd, dnnl_query_src_md));
-    dnnl_memory_t wm = xm ? weights_mem(b, w, &wview, dn_pd_md(pd, dnnl_query_weights_md)) : NULL;
-    dnnl_memory_t bm = bias && wm ? dn_plain(b, bias) : NULL;
-    dnnl_memory_t ym = wm && (!bias || bm) ? dn_fusion_def(b, &f, k, dn_pd_md(pd, dnnl_query_dst_md)) : NULL;
+    dnnl_memory_t wm = xm && (!q || dn_q8_weights(b, q)) ? weights_mem(b, w, &wview, dn_pd_md(pd, dnnl_query_weights_md))
+                                                          : NULL;
+    dnnl_memory_t bm = !has_bias || !wm ? NULL : q ? dn_const_mem(b, &bmd, q->bias) : dn_plain(b, bias);
+    const dnnl_memory_desc_t *ymd_pd = dn_pd_md(pd, dnnl_query_dst_md);
+    dnnl_memory_t ym = wm && (!has_bias || bm) ? q ? dn_q8_def(b, q, ymd_pd) : dn_fusion_def(b, &f, k, ymd_pd) : NULL;
     if (!ym) {
         dnnl_primitive_desc_destroy(pd);
         return false;
@@ -234,11 +247,23 @@ static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
     args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm};
     args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, ym};
     int base = 3;
-    if (bias)
+    if (has_bias)
         args[base++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bm};
     if (base == 3)
         memmove(args + 3, args + 4, (size_t)nargs * sizeof *args);
     return dn_step_add(b, pd, base + nargs, args);
+}
+
+static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
+{
+    dn_q8 q;
+    int k = transpose ? 0 : dn_q8_plan(b, n, false, &q);
+    if (k < 0)
+        return false;
+    bool ok = conv_build(b, n, transpose, k ? &q : NULL);
+    if (k)
+        dn_q8_free(&q);
+    return ok;
 }
 
 bool dn_op_conv(dn_builder *b, carve_node_id n) { return conv_common(b, n, false); }
@@ -246,13 +271,7 @@ bool dn_op_convtranspose(dn_builder *b, carve_node_id n) { return conv_common(b,
 
 /* A matmul of a (ad, [.., M, K]) and w ([.., K, N]) seen through strided
  * views, an optional constant bias, into value y (dims yd), with fusion. */
-typedef struct mm_operand {
-    dn_val *v;
-    int nd;
-    dnnl_dims_t dims, strides;
-} mm_operand;
-
-static void mm_view(mm_operand *o, dn_val *v, int nd, bool vec_row, bool trans)
+void dn_mm_view(dn_mm_operand *o, dn_val *v, int nd, bool vec_row, bool trans)
 {
     /* v's dims padded to nd; a 1-D operand becomes [1, K] (row) or [K, 1]. */
     dnnl_dims_t d;
@@ -286,7 +305,7 @@ static void mm_view(mm_operand *o, dn_val *v, int nd, bool vec_row, bool trans)
             o->strides[i] = i + 1 < nd ? o->strides[i + 1] * o->dims[i + 1] : 1;
 }
 
-static dnnl_memory_t mm_mem(dn_builder *b, mm_operand *o, const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *want)
+dnnl_memory_t dn_mm_mem(dn_builder *b, dn_mm_operand *o, const dnnl_memory_desc_t *view, const dnnl_memory_desc_t *want)
 {
     if (b->check)
         return NULL;
@@ -302,8 +321,9 @@ static dnnl_memory_t mm_mem(dn_builder *b, mm_operand *o, const dnnl_memory_desc
     return t.mem ? dn_as(b, &t, want) : NULL;
 }
 
-static bool matmul_build(dn_builder *b, carve_node_id n, mm_operand *a, mm_operand *w, dn_val *bias,
-                         const dnnl_memory_desc_t *bias_md, bool fuse)
+/* q: the int8 unit around a MatMul (ops_qdq.c), or NULL: float32. */
+static bool matmul_build(dn_builder *b, carve_node_id n, dn_mm_operand *a, dn_mm_operand *w, dn_val *bias,
+                         const dnnl_memory_desc_t *bias_md, bool fuse, dn_q8 *q)
 {
     carve_value_id yv = carve_node_output(b->m, n, 0);
     int nd = a->nd;
@@ -313,19 +333,20 @@ static bool matmul_build(dn_builder *b, carve_node_id n, mm_operand *a, mm_opera
     yd[nd - 2] = a->dims[nd - 2];
     yd[nd - 1] = w->dims[nd - 1];
     dnnl_memory_desc_t amd, wmd, wany, ymd;
-    dnnl_memory_desc_init_by_strides(&amd, nd, a->dims, dnnl_f32, a->strides);
-    dnnl_memory_desc_init_by_strides(&wmd, nd, w->dims, dnnl_f32, w->strides);
-    if (w->v->is_const)
-        dn_any_md(&wany, nd, w->dims);
+    dnnl_data_type_t wdt = q ? dnnl_s8 : dnnl_f32;
+    dnnl_memory_desc_init_by_strides(&amd, nd, a->dims, q ? q->xdt : dnnl_f32, a->strides);
+    dnnl_memory_desc_init_by_strides(&wmd, nd, w->dims, wdt, w->strides);
+    if (w->v->is_const || q)
+        dnnl_memory_desc_init_by_tag(&wany, nd, w->dims, wdt, dnnl_format_tag_any);
     else
         wany = wmd;
-    dn_plain_md(&ymd, nd, yd);
+    dn_plain_md_dt(&ymd, nd, yd, q ? q->ydt : dnnl_f32);
     dnnl_matmul_desc_t desc;
     dnnl_status_t st = dnnl_matmul_desc_init(&desc, &amd, &wany, bias_md, &ymd);
     if (st != dnnl_success)
         return dn_dnnl_fail(b, st, "a matmul");
     dn_fusion f;
-    if (fuse)
+    if (fuse && !q)
         dn_fusion_plan(b, yv, nd, yd, false, &f);
     else {
         memset(&f, 0, sizeof f);
@@ -333,20 +354,30 @@ static bool matmul_build(dn_builder *b, carve_node_id n, mm_operand *a, mm_opera
     }
     dnnl_exec_arg_t args[DN_MAX_ARGS];
     int nargs = 0;
-    size_t k;
+    size_t k = 0;
     dnnl_primitive_desc_t pd;
-    if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, "a matmul"))
+    if (q) {
+        dnnl_primitive_attr_t attr;
+        if (!dn_q8_attr(b, q, 1 << (nd - 1), &attr))
+            return false;
+        bool ok = dn_pd(b, &desc, attr, &pd, "an int8 matmul");
+        dnnl_primitive_attr_destroy(attr);
+        if (!ok)
+            return false;
+    } else if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, "a matmul")) {
         return false;
+    }
     if (b->check)
         return dn_step_add(b, pd, 0, NULL);
-    dnnl_memory_t am = mm_mem(b, a, &amd, dn_pd_md(pd, dnnl_query_src_md));
-    dnnl_memory_t wm = am ? mm_mem(b, w, &wmd, dn_pd_md(pd, dnnl_query_weights_md)) : NULL;
+    dnnl_memory_t am = dn_mm_mem(b, a, &amd, dn_pd_md(pd, dnnl_query_src_md));
+    dnnl_memory_t wm = am && (!q || dn_q8_weights(b, q)) ? dn_mm_mem(b, w, &wmd, dn_pd_md(pd, dnnl_query_weights_md))
+                                                          : NULL;
     dnnl_memory_t bm = NULL;
     if (wm && bias) {
         bm = bias->mem; /* made by the caller in bias_md */
     }
     dnnl_memory_desc_t yview;
-    dnnl_memory_t ym = wm ? dn_def_as(b, dn_fusion_commit(b, &f, k), nd, yd, &yview) : NULL;
+    dnnl_memory_t ym = !wm ? NULL : q ? dn_q8_def(b, q, &ymd) : dn_def_as(b, dn_fusion_commit(b, &f, k), nd, yd, &yview);
     if (!ym) {
         dnnl_primitive_desc_destroy(pd);
         return false;
@@ -364,6 +395,22 @@ static bool matmul_build(dn_builder *b, carve_node_id n, mm_operand *a, mm_opera
 
 bool dn_op_matmul(dn_builder *b, carve_node_id n)
 {
+    dn_q8 q;
+    int qk = dn_q8_plan(b, n, true, &q);
+    if (qk < 0)
+        return false;
+    if (qk) {
+        dn_mm_operand ao, wo;
+        int nd = q.x->rank < 2 ? 2 : q.x->rank;
+        bool ok = q.x->rank >= 2 ? true : dn_fail(b, DN_R_INPUT, "an int8 MatMul of a 1-D input");
+        if (ok) {
+            dn_mm_view(&ao, q.x, nd, true, false);
+            dn_mm_view(&wo, q.w, nd, false, false);
+            ok = matmul_build(b, n, &ao, &wo, NULL, NULL, false, &q);
+        }
+        dn_q8_free(&q);
+        return ok;
+    }
     dn_val *a = dn_in(b, n, 0), *w = a ? dn_in(b, n, 1) : NULL;
     if (!w)
         return false;
@@ -373,11 +420,11 @@ bool dn_op_matmul(dn_builder *b, carve_node_id n)
     int nd = ra > rw ? ra : rw;
     if (nd > 12)
         return dn_fail(b, DN_R_INPUT, "rank %d; oneDNN takes at most 12", nd);
-    mm_operand ao, wo;
-    mm_view(&ao, a, nd, true, false);
-    mm_view(&wo, w, nd, false, false);
+    dn_mm_operand ao, wo;
+    dn_mm_view(&ao, a, nd, true, false);
+    dn_mm_view(&wo, w, nd, false, false);
     /* 1-D operands change the output's rank: no post-op fusion then. */
-    return matmul_build(b, n, &ao, &wo, NULL, NULL, a->rank >= 2 && w->rank >= 2);
+    return matmul_build(b, n, &ao, &wo, NULL, NULL, a->rank >= 2 && w->rank >= 2, NULL);
 }
 
 bool dn_op_gemm(dn_builder *b, carve_node_id n)
@@ -389,9 +436,9 @@ bool dn_op_gemm(dn_builder *b, carve_node_id n)
         return dn_fail(b, DN_R_INPUT, "Gemm inputs must be 2-D (A rank %d, B rank %d)", a->rank, w->rank);
     bool ta = dn_attr_i(b, n, "transA", 0) != 0, tb = dn_attr_i(b, n, "transB", 0) != 0;
     float alpha = dn_attr_f(b, n, "alpha", 1.0f), beta = dn_attr_f(b, n, "beta", 1.0f);
-    mm_operand ao, wo;
-    mm_view(&ao, a, 2, true, ta);
-    mm_view(&wo, w, 2, false, tb);
+    dn_mm_operand ao, wo;
+    dn_mm_view(&ao, a, 2, true, ta);
+    dn_mm_view(&wo, w, 2, false, tb);
     int64_t M = ao.dims[0], N = wo.dims[1];
     dn_val *c = NULL;
     dnnl_memory_desc_t cmd;
@@ -450,5 +497,5 @@ bool dn_op_gemm(dn_builder *b, carve_node_id n)
             return false;
         c = &scaled_c;
     }
-    return matmul_build(b, n, &ao, &wo, c, c ? &cmd : NULL, true);
+    return matmul_build(b, n, &ao, &wo, c, c ? &cmd : NULL, true, NULL);
 }
