@@ -99,6 +99,36 @@ TEST(conv_transpose)
     dt_free(&t);
 }
 
+/* ConvTranspose -> Add (per channel) -> BatchNormalization -> Relu, then a
+ * grouped ConvTranspose with a bias -> Add of a scalar -> Sigmoid (OCR det's
+ * upsampling head): scale folded into the weights, the shifts and the
+ * activation one binary step (ops_conv.c deconv_fold) */
+TEST(conv_transpose_folds_channel_affine)
+{
+    dt t;
+    dt_init(&t, 17, 40);
+    carve_value_id x = dt_input(&t, "x", 4, D(1, 8, 7, 6), -1, 1);
+    carve_value_id w = dt_const(&t, NULL, 4, D(8, 6, 2, 2), -0.5f, 0.5f);
+    carve_node_id ct = dt_node(&t, "ConvTranspose", 2, IDS(x, w), 1);
+    SETI(&t, ct, "strides", 2, 2);
+    carve_value_id a = dt_op2(&t, "Add", out0(&t, ct), dt_const(&t, NULL, 3, D(6, 1, 1), -1, 1));
+    carve_value_id bn_in[5] = {a, dt_const(&t, NULL, 1, D(6), 0.5f, 2), dt_const(&t, NULL, 1, D(6), -1, 1),
+                               dt_const(&t, NULL, 1, D(6), -1, 1), dt_const(&t, NULL, 1, D(6), 0.1f, 2)};
+    carve_node_id bn = dt_node(&t, "BatchNormalization", 5, bn_in, 1);
+    carve_node_set_attr_float(t.m, bn, "epsilon", 1e-3f);
+    carve_value_id r = dt_op1(&t, "Relu", out0(&t, bn));
+    carve_value_id w2 = dt_const(&t, NULL, 4, D(6, 1, 2, 2), -0.5f, 0.5f);
+    carve_value_id b2 = dt_const(&t, NULL, 1, D(2), -0.5f, 0.5f);
+    carve_node_id c2 = dt_node(&t, "ConvTranspose", 3, IDS(r, w2, b2), 1);
+    carve_node_set_attr_int(t.m, c2, "group", 2);
+    SETI(&t, c2, "strides", 2, 2);
+    carve_value_id a2 = dt_op2(&t, "Add", out0(&t, c2), dt_const_f32(&t, NULL, 1, (const float[]){0.25f}));
+    dt_output(&t, dt_op1(&t, "Sigmoid", a2));
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, DT_TOL_ACC);
+    dt_free(&t);
+}
+
 TEST(matmul_shapes)
 {
     dt t;

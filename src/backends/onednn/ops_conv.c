@@ -150,6 +150,162 @@ static dnnl_memory_t weights_mem(dn_builder *b, dn_val *w, const dnnl_memory_des
     return dn_as(b, &t, want);
 }
 
+/* The sole consumers after a ConvTranspose's output y that scale and shift
+ * each output channel by constants: an Add of a constant broadcasting per
+ * channel (or a scalar), a BatchNormalization (inference, constant
+ * parameters). Folded into the weights and bias at compile time (oneDNN
+ * 2.6 runs a deconvolution's post-ops, and its bias, in reference loops):
+ * on OCR det ConvTranspose -> Add -> BatchNormalization ran the
+ * normalization on the plain layout between two reorders of 1x24x320x320.
+ * wf gets the weights scaled per channel, *shift (the caller frees it) the
+ * shift the caller adds with one binary primitive, *end the value the chain
+ * defines; *n_fold 0: none. */
+static bool deconv_fold(dn_builder *b, carve_value_id y, const dn_val *w, const dn_val *bias, int64_t g, int64_t oc,
+                        dn_val *wf, float **shift, carve_node_id *nodes, size_t *n_fold, carve_value_id *end)
+{
+    *n_fold = 0;
+    *end = y;
+    float *sc = malloc((size_t)oc * 2 * sizeof *sc), *sh = sc ? sc + oc : NULL, buf[4096];
+    const float *wd = carve_value_data(b->m, w->id, NULL);
+    if (!sc) {
+        b->fatal = true;
+        return dn_fail(b, DN_R_LIB, "out of memory");
+    }
+    const float *bd = bias ? carve_value_data(b->m, bias->id, NULL) : NULL;
+    for (int64_t c = 0; c < oc; c++)
+        sc[c] = 1.0f, sh[c] = bd ? bd[c] : 0.0f;
+    carve_value_id cur = y;
+    int rank = carve_value_rank(b->m, y);
+    while (*n_fold < 8 && wd && (!bias || bd) && oc <= 4096) {
+        carve_node_id c = dn_sole_consumer(b, cur);
+        if (c == CARVE_NONE || *carve_node_domain(b->m, c))
+            break;
+        const char *op = carve_node_op(b->m, c);
+        size_t cnt = 0;
+        if (!strcmp(op, "Add") && carve_node_input_count(b->m, c) == 2) {
+            size_t ci = carve_node_input(b->m, c, 0) == cur ? 1 : 0;
+            carve_value_id cv = carve_node_input(b->m, c, ci);
+            int cr = carve_value_rank(b->m, cv);
+            bool per_channel = carve_node_input(b->m, c, 1 - ci) == cur && cr >= 0 && cr <= rank &&
+                               dn_const_floats(b, c, ci, buf, 4096, &cnt) && (cnt == 1 || cnt == (size_t)oc);
+            for (int d = 0; per_channel && d < cr; d++) /* right-aligned: only dim 1 of y may be C */
+                per_channel = carve_value_dim(b->m, cv, d).value == 1 || rank - cr + d == 1;
+            if (!per_channel)
+                break;
+            for (int64_t k = 0; k < oc; k++)
+                sh[k] += buf[cnt == 1 ? 0 : k];
+        } else if (!strcmp(op, "BatchNormalization") && carve_node_input(b->m, c, 0) == cur &&
+                   dn_attr_i(b, c, "training_mode", 0) == 0 && carve_node_output_count(b->m, c) == 1) {
+            float prm[4][4096];
+            bool ok = oc <= 4096;
+            for (size_t i = 1; ok && i <= 4; i++)
+                ok = dn_const_floats(b, c, i, prm[i - 1], 4096, &cnt) && cnt == (size_t)oc;
+            if (!ok)
+                break;
+            float eps = dn_attr_f(b, c, "epsilon", 1e-5f);
+            for (int64_t k = 0; k < oc; k++) {
+                float m = prm[0][k] / sqrtf(prm[3][k] + eps);
+                sc[k] *= m;
+                sh[k] = (sh[k] - prm[2][k]) * m + prm[1][k];
+            }
+        } else {
+            break;
+        }
+        nodes[(*n_fold)++] = c;
+        cur = carve_node_output(b->m, c, 0);
+    }
+    *end = cur;
+    bool ok = true;
+    if (*n_fold) {
+        /* ONNX's [IC, OC/G, k...]: element i is output channel
+         * (ic / ICg) * OCg + (i / ksz) % OCg */
+        size_t cntw = dn_count(w), ksz = cntw / (size_t)(w->dims[0] * w->dims[1]);
+        int64_t ocg = w->dims[1], icg = w->dims[0] / g;
+        float *tmp = malloc(cntw * sizeof *tmp);
+        if (tmp) {
+            for (size_t i = 0; i < cntw; i++) {
+                int64_t ic = (int64_t)(i / ((size_t)ocg * ksz));
+                tmp[i] = wd[i] * sc[(ic / icg) * ocg + (int64_t)(i / ksz) % ocg];
+            }
+            *wf = *w;
+            wf->alt_mem = NULL;
+            wf->mem = dn_const_mem(b, &w->md, tmp);
+            ok = wf->mem != NULL;
+            *shift = sc; /* sh == sc + oc: the caller moves it down and frees it */
+            memmove(sc, sh, (size_t)oc * sizeof *sc);
+            sc = NULL;
+        } else {
+            b->fatal = true;
+            ok = dn_fail(b, DN_R_LIB, "out of memory");
+        }
+        free(tmp);
+    }
+    free(sc);
+    return ok;
+}
+
+static bool conv_emit(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q, dn_val *x, dn_val *w, dn_val *bias,
+                      dn_spatial *sp, int64_t g, dn_val *ytp);
+
+/* end = y + shift[c] per channel c, one binary primitive in y's layout (in
+ * place), with the activation that reads end as an eltwise post-op. */
+static bool channel_shift(dn_builder *b, carve_value_id y, carve_value_id end, const float *shift)
+{
+    dn_val *yv = dn_find(b, y);
+    if (!yv || !yv->mem) {
+        b->fatal = true;
+        return dn_fail(b, DN_R_LIB, "the deconvolution's output is missing");
+    }
+    dnnl_dims_t sd;
+    for (int d = 0; d < yv->nd; d++)
+        sd[d] = d == 1 ? yv->dims[1] : 1;
+    dnnl_memory_desc_t smd, ymd = yv->md;
+    dn_plain_md(&smd, yv->nd, sd);
+    dnnl_binary_desc_t d;
+    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, &yv->md, &smd, &ymd);
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, "a binary add (folded per-channel shift)");
+    carve_node_id act = dn_sole_consumer(b, end);
+    dn_elt e[2];
+    int ne = act != CARVE_NONE && carve_node_input(b->m, act, 0) == end ? dn_eltwise_map(b, act, e, false) : 0;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    if (ne == 1 && e[0].data_in == 0 && dnnl_primitive_attr_create(&attr) == dnnl_success &&
+        dnnl_post_ops_create(&po) == dnnl_success &&
+        dnnl_post_ops_append_eltwise(po, 1.0f, e[0].alg, e[0].alpha, e[0].beta) == dnnl_success)
+        dnnl_primitive_attr_set_post_ops(attr, po);
+    else
+        ne = 0;
+    dnnl_primitive_desc_t pd = NULL;
+    bool ok = dn_pd(b, &d, ne ? attr : NULL, &pd, "a binary add (folded per-channel shift)");
+    if (ok && ne && dn_pd_is_ref(pd)) {
+        /* on a padded blocked layout (24 channels in aBcd16b) 2.6's binary
+         * with a post-op is its reference loop (479 ms on OCR det), without
+         * one a jit kernel: the activation stays a step of its own */
+        dnnl_primitive_desc_destroy(pd);
+        ne = 0;
+        ok = dn_pd(b, &d, NULL, &pd, "a binary add (folded per-channel shift)");
+    }
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (!ok)
+        return false;
+    if (ne) {
+        dn_mark_done(b, act);
+        end = carve_node_output(b->m, act, 0);
+    }
+    dnnl_memory_t sm = dn_const_mem(b, &smd, shift);
+    dn_val *o = sm ? dn_def_inplace(b, end, yv, dn_sole_consumer(b, y), &ymd) : NULL;
+    if (!o) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, yv->mem}, {DNNL_ARG_SRC_1, sm}, {DNNL_ARG_DST, o->mem}};
+    return dn_step_add(b, pd, 3, args);
+}
+
 /* q: the int8 unit around the Conv (ops_qdq.c), or NULL: float32. */
 static bool conv_build(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q)
 {
@@ -178,11 +334,43 @@ static bool conv_build(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q)
         s.kernel[d] = w->dims[2 + d];
     if (!dn_read_spatial(b, n, x, &yt, transpose, &s))
         return false;
+    dn_val wfold;
+    carve_node_id folded[8];
+    size_t n_fold = 0;
+    carve_value_id y_end = yv;
+    float *shift = NULL;
+    if (transpose && !b->check && w->is_const) {
+        if (!deconv_fold(b, yv, w, bias, g, yt.dims[1], &wfold, &shift, folded, &n_fold, &y_end))
+            return false;
+        if (n_fold)
+            w = &wfold, bias = NULL;
+    }
+    bool ok = conv_emit(b, n, transpose, q, x, w, bias, &s, g, &yt);
+    if (ok && n_fold) {
+        for (size_t i = 0; i < n_fold; i++)
+            dn_mark_done(b, folded[i]);
+        ok = channel_shift(b, yv, y_end, shift);
+    }
+    free(shift);
+    return ok;
+}
+
+/* The convolution / deconvolution step (conv_build's second half). */
+static bool conv_emit(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q, dn_val *x, dn_val *w, dn_val *bias,
+                      dn_spatial *sp, int64_t g, dn_val *ytp)
+{
+    dn_spatial s = *sp;
+    dn_val yt = *ytp;
+    carve_value_id yv = carve_node_output(b->m, n, 0);
     dnnl_memory_desc_t xmd, wview, wany, bmd, ymd;
     int wnd;
     dnnl_dims_t wdims;
-    dnnl_memory_desc_init_by_tag(&xmd, x->rank, x->dims, q ? q->xdt : dnnl_f32, dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&ymd, yt.rank, yt.dims, q ? q->ydt : dnnl_f32, dnnl_format_tag_any);
+    /* 2-D deconvolutions in nhwc: oneDNN 2.6 picks aBcd16b, where it runs
+     * OCR det's 24 -> 1 channel upsampling 2.5x slower, and where binary and
+     * eltwise ops on the padded channels fall back to reference loops */
+    dnnl_format_tag_t tag = transpose && x->rank == 4 ? dnnl_acdb : dnnl_format_tag_any;
+    dnnl_memory_desc_init_by_tag(&xmd, x->rank, x->dims, q ? q->xdt : dnnl_f32, tag);
+    dnnl_memory_desc_init_by_tag(&ymd, yt.rank, yt.dims, q ? q->ydt : dnnl_f32, tag);
     dn_weights_view(w, g, transpose, s.k, q ? dnnl_s8 : dnnl_f32, &wview, &wnd, wdims);
     dnnl_memory_desc_init_by_tag(&wany, wnd, wdims, q ? dnnl_s8 : dnnl_f32, dnnl_format_tag_any);
     bool has_bias = q ? q->bias != NULL : bias != NULL;
@@ -216,6 +404,7 @@ static bool conv_build(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q)
     dn_fusion_plan(b, yv, yt.rank, yt.dims, true, &f);
     if (transpose || q)
         f.n = 0; /* oneDNN 2.6 applies a deconvolution's post-ops in a reference loop: far slower than the ops */
+
     dnnl_exec_arg_t args[DN_MAX_ARGS];
     int nargs = 0;
     size_t k = 0;
