@@ -261,8 +261,22 @@ static bool channel_shift(dn_builder *b, carve_value_id y, carve_value_id end, c
         sd[d] = d == 1 ? yv->dims[1] : 1;
     dnnl_memory_desc_t smd, ymd = yv->md;
     dn_plain_md(&smd, yv->nd, sd);
+    /* one channel: the same bytes seen as abcd, where 2.6's binary with a
+     * post-op is about 20x faster than on acdb (20 ms for OCR det's
+     * 1x1x640x640 add + sigmoid) */
+    dn_val src = *yv;
+    if (yv->dims[1] == 1) {
+        void *h = NULL;
+        dnnl_memory_desc_init_by_tag(&ymd, yv->nd, yv->dims, dnnl_f32, yv->nd == 4 ? dnnl_abcd : dnnl_format_tag_any);
+        if (yv->nd != 4)
+            ymd = yv->md;
+        dnnl_memory_get_data_handle(yv->mem, &h);
+        src.md = ymd;
+        if (!(src.mem = dn_mem_new(b, &ymd, h)))
+            return false;
+    }
     dnnl_binary_desc_t d;
-    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, &yv->md, &smd, &ymd);
+    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_add, &src.md, &smd, &ymd);
     if (st != dnnl_success)
         return dn_dnnl_fail(b, st, "a binary add (folded per-channel shift)");
     carve_node_id act = dn_sole_consumer(b, end);
@@ -297,12 +311,12 @@ static bool channel_shift(dn_builder *b, carve_value_id y, carve_value_id end, c
         end = carve_node_output(b->m, act, 0);
     }
     dnnl_memory_t sm = dn_const_mem(b, &smd, shift);
-    dn_val *o = sm ? dn_def_inplace(b, end, yv, dn_sole_consumer(b, y), &ymd) : NULL;
+    dn_val *o = sm ? dn_def_inplace(b, end, &src, dn_sole_consumer(b, y), &ymd) : NULL;
     if (!o) {
         dnnl_primitive_desc_destroy(pd);
         return false;
     }
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, yv->mem}, {DNNL_ARG_SRC_1, sm}, {DNNL_ARG_DST, o->mem}};
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, src.mem}, {DNNL_ARG_SRC_1, sm}, {DNNL_ARG_DST, o->mem}};
     return dn_step_add(b, pd, 3, args);
 }
 
