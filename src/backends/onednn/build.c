@@ -523,3 +523,47 @@ dn_val *dn_def_inplace(dn_builder *b, carve_value_id v, dn_val *src, carve_node_
     y->mem = src->mem; /* src is dead after this node: its buffer becomes the output's */
     return y;
 }
+
+bool dn_step_unary(dn_builder *b, dnnl_status_t st, const void *op_desc, const char *what, dnnl_memory_t src,
+                   carve_value_id yv, int n_extra, const dnnl_exec_arg_t *extra)
+{
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, what);
+    dnnl_primitive_desc_t pd;
+    if (!dn_pd(b, op_desc, NULL, &pd, what))
+        return false;
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dn_val *y = src ? dn_def(b, yv, dn_pd_md(pd, dnnl_query_dst_md)) : NULL;
+    if (!y || n_extra > DN_MAX_ARGS - 2) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    dnnl_exec_arg_t args[DN_MAX_ARGS] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, y->mem}};
+    if (n_extra)
+        memcpy(args + 2, extra, (size_t)n_extra * sizeof *args);
+    return dn_step_add(b, pd, 2 + n_extra, args);
+}
+
+bool dn_view_reorder(dn_builder *b, dn_val *x, const dnnl_memory_desc_t *view, carve_value_id yv,
+                     const dnnl_memory_desc_t *ymd, const char *what)
+{
+    dnnl_primitive_desc_t pd;
+    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, view, b->eng, ymd, b->eng, NULL);
+    if (st != dnnl_success)
+        return dn_dnnl_fail(b, st, what);
+    if (b->check)
+        return dn_step_add(b, pd, 0, NULL);
+    dnnl_memory_t base = dn_plain(b, x);
+    void *h = NULL;
+    if (base)
+        dnnl_memory_get_data_handle(base, &h);
+    dnnl_memory_t xm = base ? dn_mem_new(b, view, h) : NULL;
+    dn_val *y = xm ? dn_def(b, yv, ymd) : NULL;
+    if (!y) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, y->mem}};
+    return dn_step_add(b, pd, 2, args);
+}

@@ -141,6 +141,16 @@ bool dn_pd(dn_builder *b, const void *op_desc, const_dnnl_primitive_attr_t attr,
 /* Adds a step running pd's primitive with args (destroys pd). In check
  * mode only destroys pd. */
 bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args);
+/* The end of an op with one source: the primitive descriptor of op_desc
+ * (st: its init's status, what names it in a refusal), yv defined in the
+ * destination layout oneDNN picks, the step SRC src -> DST yv plus n_extra
+ * more arguments. Check mode: the descriptor only. */
+bool dn_step_unary(dn_builder *b, dnnl_status_t st, const void *op_desc, const char *what, dnnl_memory_t src,
+                   carve_value_id yv, int n_extra, const dnnl_exec_arg_t *extra);
+/* yv (layout ymd) copied by a reorder from x's plain buffer seen through
+ * view (strides of a transpose, a slice's sub-memory). */
+bool dn_view_reorder(dn_builder *b, dn_val *x, const dnnl_memory_desc_t *view, carve_value_id yv,
+                     const dnnl_memory_desc_t *ymd, const char *what);
 /* Whether oneDNN picked its reference implementation (a slow loop): ops
  * on a blocked layout then retry on the plain one. */
 bool dn_pd_is_ref(const_dnnl_primitive_desc_t pd);
@@ -169,6 +179,11 @@ const char *dn_attr_s(const dn_builder *b, carve_node_id n, const char *name, co
 /* An ints attribute: count, or -1 when absent. */
 int dn_attr_ints(const dn_builder *b, carve_node_id n, const char *name, int64_t *out, int max);
 bool dn_attr_has(const dn_builder *b, carve_node_id n, const char *name);
+/* A window op's strides, dilations (oneDNN's: holes, ONNX's - 1), pads /
+ * auto_pad over k spatial dims (defaults 1, 0, 0); *same is 'U' or 'L' for
+ * SAME_UPPER / SAME_LOWER (the caller computes those pads), else 0. */
+bool dn_read_window(dn_builder *b, carve_node_id n, int k, dnnl_dim_t *strides, dnnl_dim_t *dil, dnnl_dim_t *pl,
+                    dnnl_dim_t *pr, int *same);
 size_t dn_count(const dn_val *v);
 
 /* ---- op families: each builds (or checks) one node, maybe fusing its
@@ -295,6 +310,9 @@ int dn_q8_plan(dn_builder *b, carve_node_id n, bool matmul, dn_q8 *u);
 void dn_q8_free(dn_q8 *u);
 /* The attributes: output scales (per channel with oc_mask), zero points. */
 bool dn_q8_attr(dn_builder *b, const dn_q8 *u, int oc_mask, dnnl_primitive_attr_t *attr);
+/* The int8 primitive descriptor of op_desc with those attributes. */
+bool dn_q8_pd(dn_builder *b, const dn_q8 *u, int oc_mask, const void *op_desc, const char *what,
+              dnnl_primitive_desc_t *pd);
 /* The weights' constant memory (plain int8), compile mode. */
 bool dn_q8_weights(dn_builder *b, dn_q8 *u);
 /* Marks the unit's other nodes built and defines u->y in layout md. */

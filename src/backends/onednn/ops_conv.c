@@ -16,24 +16,9 @@ bool dn_read_spatial(dn_builder *b, carve_node_id n, const dn_val *x, const dn_v
 {
     int k = s->k;
     int64_t v[16];
-    int c;
-    for (int d = 0; d < k; d++)
-        s->strides[d] = 1, s->dil[d] = 0, s->pl[d] = 0, s->pr[d] = 0;
-    if ((c = dn_attr_ints(b, n, "strides", v, 16)) >= 0) {
-        if (c != k)
-            return dn_fail(b, DN_R_ATTR, "attribute strides has %d values, the input has %d spatial dims", c, k);
-        for (int d = 0; d < k; d++)
-            s->strides[d] = v[d];
-    }
-    if ((c = dn_attr_ints(b, n, "dilations", v, 16)) >= 0) {
-        if (c != k)
-            return dn_fail(b, DN_R_ATTR, "attribute dilations has %d values, the input has %d spatial dims", c, k);
-        for (int d = 0; d < k; d++) {
-            if (v[d] < 1)
-                return dn_fail(b, DN_R_ATTR, "attribute dilations holds %lld; allowed: >= 1", (long long)v[d]);
-            s->dil[d] = v[d] - 1; /* oneDNN counts the holes */
-        }
-    }
+    int c, same;
+    if (!dn_read_window(b, n, k, s->strides, s->dil, s->pl, s->pr, &same))
+        return false;
     if ((c = dn_attr_ints(b, n, "kernel_shape", v, 16)) >= 0) {
         if (c != k)
             return dn_fail(b, DN_R_ATTR, "attribute kernel_shape has %d values, expected %d", c, k);
@@ -44,19 +29,7 @@ bool dn_read_spatial(dn_builder *b, carve_node_id n, const dn_val *x, const dn_v
     int64_t op[16] = {0};
     if (transpose && (c = dn_attr_ints(b, n, "output_padding", op, 16)) >= 0 && c != k)
         return dn_fail(b, DN_R_ATTR, "attribute output_padding has %d values, expected %d", c, k);
-    char ap[32];
-    dn_attr_s(b, n, "auto_pad", "NOTSET", ap, sizeof ap);
-    bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
-    if (!strcmp(ap, "NOTSET")) {
-        if ((c = dn_attr_ints(b, n, "pads", v, 16)) >= 0) {
-            if (c != 2 * k)
-                return dn_fail(b, DN_R_ATTR, "attribute pads has %d values, expected %d", c, 2 * k);
-            for (int d = 0; d < k; d++)
-                s->pl[d] = v[d], s->pr[d] = v[k + d];
-        }
-    } else if (!upper && !lower && strcmp(ap, "VALID")) {
-        return dn_fail(b, DN_R_ATTR, "attribute auto_pad is '%s'; allowed: NOTSET, VALID, SAME_UPPER, SAME_LOWER", ap);
-    }
+    bool upper = same == 'U', lower = same == 'L';
     for (int d = 0; d < k; d++) {
         int64_t in = x->dims[2 + d], out = y->dims[2 + d];
         int64_t kd = (s->kernel[d] - 1) * (s->dil[d] + 1) + 1;
@@ -148,6 +121,27 @@ static dnnl_memory_t weights_mem(dn_builder *b, dn_val *w, const dnnl_memory_des
     if (!t.mem)
         return NULL;
     return dn_as(b, &t, want);
+}
+
+/* The step of a convolution / matmul pd: source, weights, optional bias,
+ * destination (NULL: an earlier failure) and the nargs post-op operands
+ * the fusion left at args + 4. */
+static bool weighted_step(dn_builder *b, dnnl_primitive_desc_t pd, dnnl_memory_t src, dnnl_memory_t w,
+                          dnnl_memory_t bias, dnnl_memory_t dst, dnnl_exec_arg_t *args, int nargs)
+{
+    if (!dst) {
+        dnnl_primitive_desc_destroy(pd);
+        return false;
+    }
+    args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, src};
+    args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, w};
+    args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, dst};
+    int base = 3;
+    if (bias)
+        args[base++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bias};
+    if (base == 3)
+        memmove(args + 3, args + 4, (size_t)nargs * sizeof *args);
+    return dn_step_add(b, pd, base + nargs, args);
 }
 
 /* The sole consumers after a ConvTranspose's output y that scale and shift
@@ -424,12 +418,7 @@ static bool conv_emit(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q, 
     size_t k = 0;
     dnnl_primitive_desc_t pd;
     if (q) {
-        dnnl_primitive_attr_t attr;
-        if (!dn_q8_attr(b, q, 1 << 1, &attr))
-            return false;
-        bool ok = dn_pd(b, &desc, attr, &pd, what);
-        dnnl_primitive_attr_destroy(attr);
-        if (!ok)
+        if (!dn_q8_pd(b, q, 1 << 1, &desc, what, &pd))
             return false;
     } else if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, what)) {
         return false;
@@ -442,19 +431,7 @@ static bool conv_emit(dn_builder *b, carve_node_id n, bool transpose, dn_q8 *q, 
     dnnl_memory_t bm = !has_bias || !wm ? NULL : q ? dn_const_mem(b, &bmd, q->bias) : dn_plain(b, bias);
     const dnnl_memory_desc_t *ymd_pd = dn_pd_md(pd, dnnl_query_dst_md);
     dnnl_memory_t ym = wm && (!has_bias || bm) ? q ? dn_q8_def(b, q, ymd_pd) : dn_fusion_def(b, &f, k, ymd_pd) : NULL;
-    if (!ym) {
-        dnnl_primitive_desc_destroy(pd);
-        return false;
-    }
-    args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, xm};
-    args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm};
-    args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, ym};
-    int base = 3;
-    if (has_bias)
-        args[base++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bm};
-    if (base == 3)
-        memmove(args + 3, args + 4, (size_t)nargs * sizeof *args);
-    return dn_step_add(b, pd, base + nargs, args);
+    return weighted_step(b, pd, xm, wm, has_bias ? bm : NULL, ym, args, nargs);
 }
 
 static bool conv_common(dn_builder *b, carve_node_id n, bool transpose)
@@ -560,12 +537,7 @@ static bool matmul_build(dn_builder *b, carve_node_id n, dn_mm_operand *a, dn_mm
     size_t k = 0;
     dnnl_primitive_desc_t pd;
     if (q) {
-        dnnl_primitive_attr_t attr;
-        if (!dn_q8_attr(b, q, 1 << (nd - 1), &attr))
-            return false;
-        bool ok = dn_pd(b, &desc, attr, &pd, "an int8 matmul");
-        dnnl_primitive_attr_destroy(attr);
-        if (!ok)
+        if (!dn_q8_pd(b, q, 1 << (nd - 1), &desc, "an int8 matmul", &pd))
             return false;
     } else if (!dn_pd_fused(b, &desc, &f, &k, &pd, args + 4, &nargs, "a matmul")) {
         return false;
@@ -581,19 +553,7 @@ static bool matmul_build(dn_builder *b, carve_node_id n, dn_mm_operand *a, dn_mm
     }
     dnnl_memory_desc_t yview;
     dnnl_memory_t ym = !wm ? NULL : q ? dn_q8_def(b, q, &ymd) : dn_def_as(b, dn_fusion_commit(b, &f, k), nd, yd, &yview);
-    if (!ym) {
-        dnnl_primitive_desc_destroy(pd);
-        return false;
-    }
-    args[0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, am};
-    args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm};
-    args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, ym};
-    int base = 3;
-    if (bm)
-        args[base++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, bm};
-    if (base == 3)
-        memmove(args + 3, args + 4, (size_t)nargs * sizeof *args);
-    return dn_step_add(b, pd, base + nargs, args);
+    return weighted_step(b, pd, am, wm, bm, ym, args, nargs);
 }
 
 bool dn_op_matmul(dn_builder *b, carve_node_id n)

@@ -107,24 +107,7 @@ bool dn_op_transpose(dn_builder *b, carve_node_id n)
     dnnl_memory_desc_t vmd, ymd;
     dnnl_memory_desc_init_by_strides(&vmd, r, vd, dnnl_f32, vs);
     dn_plain_md(&ymd, r, vd);
-    dnnl_primitive_desc_t pd;
-    dnnl_status_t st = dnnl_reorder_primitive_desc_create(&pd, &vmd, b->eng, &ymd, b->eng, NULL);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, "a reorder (transpose)");
-    if (b->check)
-        return dn_step_add(b, pd, 0, NULL);
-    dnnl_memory_t base = dn_plain(b, x);
-    void *h = NULL;
-    if (base)
-        dnnl_memory_get_data_handle(base, &h);
-    dnnl_memory_t xm = base ? dn_mem_new(b, &vmd, h) : NULL;
-    dn_val *y = xm ? dn_out(b, n, 0, &ymd) : NULL;
-    if (!y) {
-        dnnl_primitive_desc_destroy(pd);
-        return false;
-    }
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, y->mem}};
-    return dn_step_add(b, pd, 2, args);
+    return dn_view_reorder(b, x, &vmd, carve_node_output(b->m, n, 0), &ymd, "a reorder (transpose)");
 }
 
 bool dn_op_reshape(dn_builder *b, carve_node_id n)
@@ -197,24 +180,7 @@ bool dn_op_slice(dn_builder *b, carve_node_id n)
     dnnl_status_t st = dnnl_memory_desc_init_submemory(&sub, &xmd, yd, off);
     if (st != dnnl_success)
         return dn_dnnl_fail(b, st, "a sub-memory (slice)");
-    dnnl_primitive_desc_t pd;
-    st = dnnl_reorder_primitive_desc_create(&pd, &sub, b->eng, &ymd, b->eng, NULL);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, "a reorder (slice)");
-    if (b->check)
-        return dn_step_add(b, pd, 0, NULL);
-    dnnl_memory_t base = dn_plain(b, x);
-    void *h = NULL;
-    if (base)
-        dnnl_memory_get_data_handle(base, &h);
-    dnnl_memory_t xm = base ? dn_mem_new(b, &sub, h) : NULL;
-    dn_val *y = xm ? dn_out(b, n, 0, &ymd) : NULL;
-    if (!y) {
-        dnnl_primitive_desc_destroy(pd);
-        return false;
-    }
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, y->mem}};
-    return dn_step_add(b, pd, 2, args);
+    return dn_view_reorder(b, x, &sub, carve_node_output(b->m, n, 0), &ymd, "a reorder (slice)");
 }
 
 /* ------------------------------------------------------------ Resize */
@@ -343,18 +309,5 @@ bool dn_op_resize(dn_builder *b, carve_node_id n)
     dnnl_status_t st = dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
                                                          linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
                                                          factors, &x->md, &ymd);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, "a resampling");
-    dnnl_primitive_desc_t pd;
-    if (!dn_pd(b, &d, NULL, &pd, "a resampling"))
-        return false;
-    if (b->check)
-        return dn_step_add(b, pd, 0, NULL);
-    dn_val *y = dn_def(b, yv, dn_pd_md(pd, dnnl_query_dst_md));
-    if (!y) {
-        dnnl_primitive_desc_destroy(pd);
-        return false;
-    }
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, x->mem}, {DNNL_ARG_DST, y->mem}};
-    return dn_step_add(b, pd, 2, args);
+    return dn_step_unary(b, st, &d, "a resampling", x->mem, yv, 0, NULL);
 }

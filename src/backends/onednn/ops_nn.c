@@ -48,32 +48,10 @@ bool dn_op_pool(dn_builder *b, carve_node_id n)
             return dn_fail(b, DN_R_ATTR, "attribute kernel_shape has %d values, expected %d", c, k);
         for (int d = 0; d < k; d++)
             kernel[d] = v[d];
-        if ((c = dn_attr_ints(b, n, "strides", v, 16)) >= 0) {
-            if (c != k)
-                return dn_fail(b, DN_R_ATTR, "attribute strides has %d values, expected %d", c, k);
-            for (int d = 0; d < k; d++)
-                strides[d] = v[d];
-        }
-        if ((c = dn_attr_ints(b, n, "dilations", v, 16)) >= 0) {
-            if (c != k)
-                return dn_fail(b, DN_R_ATTR, "attribute dilations has %d values, expected %d", c, k);
-            for (int d = 0; d < k; d++)
-                dil[d] = v[d] - 1;
-        }
-        char ap[32];
-        dn_attr_s(b, n, "auto_pad", "NOTSET", ap, sizeof ap);
-        bool upper = !strcmp(ap, "SAME_UPPER"), lower = !strcmp(ap, "SAME_LOWER");
-        if (!strcmp(ap, "NOTSET")) {
-            if ((c = dn_attr_ints(b, n, "pads", v, 16)) >= 0) {
-                if (c != 2 * k)
-                    return dn_fail(b, DN_R_ATTR, "attribute pads has %d values, expected %d", c, 2 * k);
-                for (int d = 0; d < k; d++)
-                    pl[d] = v[d], pr[d] = v[k + d];
-            }
-        } else if (!upper && !lower && strcmp(ap, "VALID")) {
-            return dn_fail(b, DN_R_ATTR, "attribute auto_pad is '%s'; allowed: NOTSET, VALID, SAME_UPPER, SAME_LOWER",
-                           ap);
-        }
+        int same;
+        if (!dn_read_window(b, n, k, strides, dil, pl, pr, &same))
+            return false;
+        bool upper = same == 'U', lower = same == 'L';
         include_pad = !maxp && dn_attr_i(b, n, "count_include_pad", 0) != 0;
         ceil_mode = dn_attr_i(b, n, "ceil_mode", 0) != 0;
         for (int d = 0; d < k; d++) {
@@ -85,7 +63,8 @@ bool dn_op_pool(dn_builder *b, carve_node_id n)
                 pl[d] = upper ? total / 2 : total - total / 2;
                 pr[d] = total - pl[d];
                 if (include_pad && (upper || lower))
-                    return dn_fail(b, DN_R_ATTR, "attribute auto_pad = %s with count_include_pad = 1: refused", ap);
+                    return dn_fail(b, DN_R_ATTR, "attribute auto_pad = SAME_%s with count_include_pad = 1: refused",
+                                   upper ? "UPPER" : "LOWER");
             }
             int64_t eff = (yd[2 + d] - 1) * strides[d] + kd - x->dims[2 + d] - pl[d];
             if (eff > pr[d] && include_pad)
@@ -104,20 +83,7 @@ bool dn_op_pool(dn_builder *b, carve_node_id n)
     dnnl_pooling_v2_desc_t d;
     dnnl_status_t st = dnnl_pooling_v2_forward_desc_init(&d, dnnl_forward_inference, alg, &x->md, &ymd, strides,
                                                          kernel, dil, pl, pr);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, "a pooling");
-    dnnl_primitive_desc_t pd;
-    if (!dn_pd(b, &d, NULL, &pd, "a pooling"))
-        return false;
-    if (b->check)
-        return dn_step_add(b, pd, 0, NULL);
-    dn_val *y = dn_def(b, yv, dn_pd_md(pd, dnnl_query_dst_md));
-    if (!y) {
-        dnnl_primitive_desc_destroy(pd);
-        return false;
-    }
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, x->mem}, {DNNL_ARG_DST, y->mem}};
-    return dn_step_add(b, pd, 2, args);
+    return dn_step_unary(b, st, &d, "a pooling", x->mem, yv, 0, NULL);
 }
 
 /* A per-channel parameter (count c) as a plain [c] memory. */
@@ -160,21 +126,9 @@ bool dn_op_batchnorm(dn_builder *b, carve_node_id n)
     dnnl_status_t st = dnnl_batch_normalization_forward_desc_init(
         &d, dnnl_forward_inference, &x->md, dn_attr_f(b, n, "epsilon", 1e-5f),
         dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, "a batch normalization");
-    dnnl_primitive_desc_t pd;
-    if (!dn_pd(b, &d, NULL, &pd, "a batch normalization"))
-        return false;
-    if (b->check)
-        return dn_step_add(b, pd, 0, NULL);
-    dn_val *y = dn_out(b, n, 0, dn_pd_md(pd, dnnl_query_dst_md));
-    if (!y) {
-        dnnl_primitive_desc_destroy(pd);
-        return false;
-    }
-    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, x->mem},   {DNNL_ARG_DST, y->mem},       {DNNL_ARG_SCALE, pm[0]},
-                               {DNNL_ARG_SHIFT, pm[1]}, {DNNL_ARG_MEAN, pm[2]}, {DNNL_ARG_VARIANCE, pm[3]}};
-    return dn_step_add(b, pd, 6, args);
+    dnnl_exec_arg_t args[4] = {
+        {DNNL_ARG_SCALE, pm[0]}, {DNNL_ARG_SHIFT, pm[1]}, {DNNL_ARG_MEAN, pm[2]}, {DNNL_ARG_VARIANCE, pm[3]}};
+    return dn_step_unary(b, st, &d, "a batch normalization", x->mem, carve_node_output(b->m, n, 0), 4, args);
 }
 
 bool dn_op_softmax(dn_builder *b, carve_node_id n)

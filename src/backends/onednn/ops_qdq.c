@@ -278,6 +278,17 @@ int dn_q8_plan(dn_builder *b, carve_node_id n, bool matmul, dn_q8 *u)
     return 1;
 }
 
+bool dn_q8_pd(dn_builder *b, const dn_q8 *u, int oc_mask, const void *op_desc, const char *what,
+              dnnl_primitive_desc_t *pd)
+{
+    dnnl_primitive_attr_t attr;
+    if (!dn_q8_attr(b, u, oc_mask, &attr))
+        return false;
+    bool ok = dn_pd(b, op_desc, attr, pd, what);
+    dnnl_primitive_attr_destroy(attr);
+    return ok;
+}
+
 bool dn_q8_attr(dn_builder *b, const dn_q8 *u, int oc_mask, dnnl_primitive_attr_t *attr)
 {
     *attr = NULL;
