@@ -10,30 +10,8 @@
 set -euo pipefail
 
 CASE=$1 CARVE=$2 EXAMPLE=$3 CHECK_JSON=$4
-T=$(mktemp -d "${TMPDIR:-/tmp}/carve-cli-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-failures=0
-
-# run ARGS...: runs carve; sets $rc, stdout in $T/out, stderr in $T/err.
-run() {
-  printf '$ carve %s\n' "$*"
-  set +e
-  "$CARVE" "$@" >"$T/out" 2>"$T/err"
-  rc=$?
-  set -e
-}
-fail() {
-  echo "FAIL: $*"
-  echo "--- stdout"; cat "$T/out"; echo "--- stderr"; cat "$T/err"; echo "---"
-  failures=$((failures + 1))
-}
-expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
-# Fixed strings, so names with dots or brackets need no escaping.
-expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"; }
-expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"; }
-expect_out_re() { grep -qE -- "$1" "$T/out" || fail "no stdout line matches: $1"; }
-expect_no_out() { [ ! -s "$T/out" ] || fail "stdout should be empty"; }
-expect_no_err() { [ ! -s "$T/err" ] || fail "stderr should be empty"; }
+. "$(dirname "$0")/lib.sh"
+cli_init cli
 
 case_help() {
   for flag in --help -h help; do
@@ -253,10 +231,4 @@ PY
   expect_err "--dump-values takes a folder"
 }
 
-declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
-"case_$CASE"
-if [ "$failures" -ne 0 ]; then
-  echo "cli.$CASE: $failures check(s) failed"
-  exit 1
-fi
-echo "cli.$CASE: ok"
+run_case cli.

@@ -11,25 +11,9 @@
 set -euo pipefail
 
 CASE=$1 CARVE=$2 EXAMPLE=$3 MAKE=$4
-T=$(mktemp -d "${TMPDIR:-/tmp}/carve-files-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-failures=0
-
-run() {
-  printf '$ carve %s\n' "$*"
-  set +e
-  timeout 60 "$CARVE" "$@" >"$T/out" 2>"$T/err"
-  rc=$?
-  set -e
-}
-fail() {
-  echo "FAIL: $*"
-  echo "--- stdout"; head -c 2000 "$T/out"; echo "--- stderr"; cat "$T/err"; echo "---"
-  failures=$((failures + 1))
-}
-expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
-expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"; }
-expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"; }
+. "$(dirname "$0")/lib.sh"
+cli_init files
+RUN_TIMEOUT=60 FAIL_OUT_BYTES=2000
 
 # What a path is: its type, and its bytes' hash for a regular file, its
 # device numbers for a device (reading a FIFO would block: never read).
@@ -472,10 +456,4 @@ case_profile_strict() {
   expect_kept
 }
 
-declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
-"case_$CASE"
-if [ "$failures" -ne 0 ]; then
-  echo "files.cli_$CASE: $failures check(s) failed"
-  exit 1
-fi
-echo "files.cli_$CASE: ok"
+run_case files.cli_

@@ -163,15 +163,6 @@ carve_outputs *carve_outputs_new(carve_ctx *ctx)
     return o;
 }
 
-static char *sdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = cv_malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* dir and base of path without touching it ("a/b/" has base "b"). */
 static void split(const char *path, char *dir, size_t dn, const char **base)
 {
@@ -214,7 +205,7 @@ static carve_status identify(carve_outputs *o, out_file *f, const char *path, bo
     split(path, dir, sizeof dir, &base);
     if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
         return cv_error(ctx, CARVE_ERR_ARG, "%s: not a file name", path);
-    f->base = sdup(base);
+    f->base = cv_strdup(base);
     if (!f->base)
         return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
     struct stat st;
@@ -276,8 +267,8 @@ carve_status carve_outputs_protect(carve_outputs *o, const char *path, const cha
     if (!f)
         return o->failed = true, cv_error(o->ctx, CARVE_ERR_NOMEM, "out of memory");
     f->is_input = true;
-    f->what = sdup(what ? what : "input");
-    f->path = sdup(path);
+    f->what = cv_strdup(what ? what : "input");
+    f->path = cv_strdup(path);
     carve_status s =
         f->path && f->what ? identify(o, f, path, false) : cv_error(o->ctx, CARVE_ERR_NOMEM, "out of memory");
     if (s || !f->exists) { /* an input that is not there protects nothing */
@@ -356,8 +347,8 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what)
         cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    f->what = sdup(what ? what : "file");
-    f->path = sdup(path);
+    f->what = cv_strdup(what ? what : "file");
+    f->path = cv_strdup(path);
     carve_status s = f->path && f->what ? identify(o, f, path, true) : cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; !s && i < o->n; i++) {
         if (!same(&o->v[i], f))
@@ -400,7 +391,7 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what)
             fchmod(fd, f->mode & 0777); /* a replaced file keeps its permissions */
         if (fd < 0)
             s = cv_error(ctx, CARVE_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        else if (!(f->tmp = sdup(tmp)) || !(f->f = fdopen(fd, "wb"))) {
+        else if (!(f->tmp = cv_strdup(tmp)) || !(f->f = fdopen(fd, "wb"))) {
             if (!f->f)
                 close(fd);
             if (f->tmp)

@@ -148,17 +148,49 @@ void cv_arena_free(cv_arena *a)
 
 /* ---------------------------------------------------------------- ids */
 
+char *cv_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = cv_malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+void *cv_grow_array(void *v, uint32_t *cap, size_t el, uint32_t first)
+{
+    uint32_t c = *cap ? *cap * 2 : first;
+    void *p = cv_realloc(v, (size_t)c * el);
+    if (p)
+        *cap = c;
+    return p;
+}
+
 bool cv_ids_push(cv_ids *a, uint32_t x)
 {
     if (a->n == a->cap) {
-        uint32_t cap = a->cap ? a->cap * 2 : 8;
-        uint32_t *v = cv_realloc(a->v, (size_t)cap * sizeof *v);
+        uint32_t *v = cv_grow_array(a->v, &a->cap, sizeof *v, 8);
         if (!v)
             return false;
         a->v = v;
-        a->cap = cap;
     }
     a->v[a->n++] = x;
+    return true;
+}
+
+bool cv_ids_copy(cv_ids *dst, const cv_ids *src)
+{
+    dst->n = 0;
+    if (dst->cap < src->n) {
+        uint32_t *v = cv_realloc(dst->v, (size_t)src->n * sizeof *v);
+        if (!v)
+            return false;
+        dst->v = v;
+        dst->cap = src->n;
+    }
+    if (src->n)
+        memcpy(dst->v, src->v, (size_t)src->n * sizeof *dst->v);
+    dst->n = src->n;
     return true;
 }
 

@@ -20,6 +20,12 @@
 void *cv_malloc(size_t n);
 void *cv_realloc(void *p, size_t n);
 void cv_free(void *p);
+/* A cv_malloc'd copy of s (the caller cv_frees it); NULL when out of memory. */
+char *cv_strdup(const char *s);
+/* Room for one more element in array v of *cap elements of el bytes:
+ * returns the (possibly moved) array with *cap doubled (first when 0), or
+ * NULL when out of memory, v and *cap then untouched. */
+void *cv_grow_array(void *v, uint32_t *cap, size_t el, uint32_t first);
 
 /* Arena: bump allocation in chunks, freed whole. */
 typedef struct cv_arena_chunk cv_arena_chunk;
@@ -44,6 +50,9 @@ typedef struct cv_ids {
     uint32_t n, cap;
 } cv_ids;
 bool cv_ids_push(cv_ids *a, uint32_t x);
+/* *dst becomes a copy of src's ids (a snapshot of a list a pass changes);
+ * false when out of memory. */
+bool cv_ids_copy(cv_ids *dst, const cv_ids *src);
 void cv_ids_free(cv_ids *a);
 
 /* Growable byte buffer (text dumps, JSON). */
@@ -86,6 +95,10 @@ typedef struct cv_strmap {
     uint32_t cap, n;
 } cv_strmap;
 uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed);
+/* Eight bytes a step, for hash tables and grouping (names are hashed on
+ * every lookup, weights whole): never stored or shown, so it may change;
+ * cv_hash_bytes is the stable one. seed chains calls. */
+uint64_t cv_hash_words(const void *p, size_t n, uint64_t seed);
 bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val); /* replaces */
 uint32_t cv_strmap_get(const cv_strmap *m, const char *key);      /* CARVE_NONE if absent */
 void cv_strmap_del(cv_strmap *m, const char *key);

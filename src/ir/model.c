@@ -88,13 +88,10 @@ static bool grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
 {
     if (n < *cap)
         return true;
-    uint32_t nc = *cap ? *cap * 2 : 16;
-    void *p = cv_realloc(*arr, (size_t)nc * elem);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = nc;
-    return true;
+    void *p = cv_grow_array(*arr, cap, elem, 16);
+    if (p)
+        *arr = p;
+    return p != NULL;
 }
 
 carve_graph_id cv_graph_new(carve_model *m, carve_graph_id parent, const char *name)
@@ -542,26 +539,34 @@ carve_status carve_node_set_attr_string(carve_model *m, carve_node_id n, const c
     return DONE(m);
 }
 
-carve_status carve_node_set_attr_ints(carve_model *m, carve_node_id n, const char *name,
-                                      size_t count, const int64_t *v)
+/* A list attribute of count elements of el bytes, copied into the arena. */
+static carve_status attr_set_list(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k,
+                                  size_t count, const void *v, size_t el)
 {
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_INTS);
+    cv_attr *a = attr_add(m, n, name, k);
     if (!a)
         return carve_errcode(m->ctx);
     a->n = (uint32_t)count;
-    a->u.ints = cv_arena_memdup(&m->arena, v, count * sizeof *v);
+    void *copy = cv_arena_memdup(&m->arena, v, count * el);
+    if (k == CARVE_ATTR_INTS)
+        a->u.ints = copy;
+    else if (k == CARVE_ATTR_FLOATS)
+        a->u.floats = copy;
+    else
+        a->u.graphs = copy;
     return DONE(m);
+}
+
+carve_status carve_node_set_attr_ints(carve_model *m, carve_node_id n, const char *name,
+                                      size_t count, const int64_t *v)
+{
+    return attr_set_list(m, n, name, CARVE_ATTR_INTS, count, v, sizeof *v);
 }
 
 carve_status carve_node_set_attr_floats(carve_model *m, carve_node_id n, const char *name,
                                         size_t count, const float *v)
 {
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_FLOATS);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->n = (uint32_t)count;
-    a->u.floats = cv_arena_memdup(&m->arena, v, count * sizeof *v);
-    return DONE(m);
+    return attr_set_list(m, n, name, CARVE_ATTR_FLOATS, count, v, sizeof *v);
 }
 
 carve_status carve_node_set_attr_strings(carve_model *m, carve_node_id n, const char *name,
@@ -633,12 +638,7 @@ carve_status carve_node_set_attr_graphs(carve_model *m, carve_node_id n, const c
         if (s != CARVE_OK)
             return s;
     }
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_GRAPHS);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->n = (uint32_t)count;
-    a->u.graphs = cv_arena_memdup(&m->arena, gs, count * sizeof *gs);
-    return DONE(m);
+    return attr_set_list(m, n, name, CARVE_ATTR_GRAPHS, count, gs, sizeof *gs);
 }
 
 bool carve_node_attr_int(const carve_model *m, carve_node_id n, const char *name, int64_t *v)

@@ -14,12 +14,10 @@ uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed)
     return h;
 }
 
-/* Eight bytes a step (names are hashed on every lookup); the slots' order
- * is never visible, so this hash is free to differ from cv_hash_bytes. */
-static uint32_t hash_str(const char *s)
+uint64_t cv_hash_words(const void *p, size_t n, uint64_t seed)
 {
-    size_t n = strlen(s);
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    const unsigned char *s = p;
+    uint64_t h = seed ^ (0x9e3779b97f4a7c15ull * (n + 1));
     for (; n >= 8; n -= 8, s += 8) {
         uint64_t w;
         memcpy(&w, s, 8);
@@ -27,12 +25,16 @@ static uint32_t hash_str(const char *s)
         h ^= h >> 32;
     }
     uint64_t w = 0;
-    memcpy(&w, s, n);
+    if (n)
+        memcpy(&w, s, n);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
     h *= 0xff51afd7ed558ccdull;
-    return (uint32_t)(h ^ (h >> 32));
+    return h ^ (h >> 32);
 }
+
+/* The slots' order is never visible, so the hash may change freely. */
+static uint32_t hash_str(const char *s) { return (uint32_t)cv_hash_words(s, strlen(s), 0); }
 
 /* A slot holds its key, the key's hash and the value together: a probe
  * reads one cache line, compares hashes before strings, and growing and

@@ -38,17 +38,14 @@ const cv_enc *cv_enc_find(const cv_enc_list *l, const char *name)
 static cv_enc *enc_push(cv_enc_list *l, const char *name, uint32_t n)
 {
     if (l->n == l->cap) {
-        uint32_t cap = l->cap ? 2 * l->cap : 16;
-        cv_enc *v = cv_realloc(l->v, cap * sizeof *v);
+        cv_enc *v = cv_grow_array(l->v, &l->cap, sizeof *v, 16);
         if (!v)
             return NULL;
         l->v = v;
-        l->cap = cap;
     }
     cv_enc *e = &l->v[l->n];
     memset(e, 0, sizeof *e);
-    size_t len = strlen(name) + 1;
-    e->name = cv_malloc(len);
+    e->name = cv_strdup(name);
     e->scale = cv_malloc((n ? n : 1) * sizeof *e->scale);
     e->offset = cv_malloc((n ? n : 1) * sizeof *e->offset);
     if (!e->name || !e->scale || !e->offset) {
@@ -57,7 +54,6 @@ static cv_enc *enc_push(cv_enc_list *l, const char *name, uint32_t n)
         cv_free(e->offset);
         return NULL;
     }
-    memcpy(e->name, name, len);
     e->n = n;
     l->n++;
     return e;
@@ -282,6 +278,17 @@ static cv_enc *new_entry(pctx *p, cv_enc_list *l, uint32_t n, bool param)
     return e;
 }
 
+/* A float encoding (no scales): only its bit width. */
+static carve_status float_entry(pctx *p, cv_enc_list *l, bool param, int bw)
+{
+    cv_enc *e = new_entry(p, l, 0, param);
+    if (!e)
+        return CARVE_ERR_NOMEM;
+    e->is_float = true;
+    e->bw = bw;
+    return check_entry(p, e);
+}
+
 static carve_status parse_v1(pctx *p, const cJSON *o, bool param, cv_enc_list *l)
 {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
@@ -298,12 +305,7 @@ static carve_status parse_v1(pctx *p, const cJSON *o, bool param, cv_enc_list *l
         return bad(p, "field '%s' must be an integer", "bw");
     bool is_float = !strcmp(dt->valuestring, "FLOAT");
     if (is_float) {
-        cv_enc *e = new_entry(p, l, 0, param);
-        if (!e)
-            return CARVE_ERR_NOMEM;
-        e->is_float = true;
-        e->bw = (int)bw->valuedouble;
-        return check_entry(p, e);
+        return float_entry(p, l, param, (int)bw->valuedouble);
     }
     if (!cJSON_IsString(et))
         return bad(p, "field '%s' missing (PER_TENSOR, PER_CHANNEL or PER_BLOCK)", "enc_type");
@@ -356,12 +358,7 @@ static carve_status parse_v061(pctx *p, const cJSON *a, bool param, cv_enc_list 
     if (dt && (!cJSON_IsString(dt) || (strcmp(dt->valuestring, "int") && strcmp(dt->valuestring, "float"))))
         return bad(p, "field '%s' must be \"int\" or \"float\"", "dtype");
     if (dt && !strcmp(dt->valuestring, "float")) {
-        cv_enc *e = new_entry(p, l, 0, param);
-        if (!e)
-            return CARVE_ERR_NOMEM;
-        e->is_float = true;
-        e->bw = (int)bw->valuedouble;
-        return check_entry(p, e);
+        return float_entry(p, l, param, (int)bw->valuedouble);
     }
     cv_enc *e = new_entry(p, l, (uint32_t)n, param);
     if (!e)

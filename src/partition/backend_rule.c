@@ -68,15 +68,6 @@ void cv_refused_free(cv_refused *r)
     memset(r, 0, sizeof *r);
 }
 
-static char *sdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = cv_malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 /* Records node name as refused with msg; false on NOMEM. *added when new. */
 static bool add_refused(cv_refused *r, const char *name, const char *msg, bool *added)
 {
@@ -94,7 +85,7 @@ static bool add_refused(cv_refused *r, const char *name, const char *msg, bool *
         r->msgs = mm;
         r->cap = cap;
     }
-    char *kk = sdup(name), *ms = sdup(msg);
+    char *kk = cv_strdup(name), *ms = cv_strdup(msg);
     if (!kk || !ms || !cv_strmap_put(&r->names, kk, r->n)) {
         cv_free(kk);
         cv_free(ms);

@@ -33,15 +33,6 @@ static bool perr(pctx *p, const char *fmt, ...)
     return false;
 }
 
-static char *dup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = cv_malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static carve_dtype dtype_by_name(const char *s)
 {
     for (int t = 1; t < CARVE_DTYPE_COUNT; t++)
@@ -136,7 +127,7 @@ static bool get_names(pctx *p, const cJSON *arr, char ***out, uint32_t *n, const
             return perr(p, "%s[%d]: expected an op name", where, i);
         if (!known_op(c->valuestring))
             return perr(p, "%s[%d]: carve does not know op '%s'", where, i, c->valuestring);
-        (*out)[(*n)++] = dup(c->valuestring);
+        (*out)[(*n)++] = cv_strdup(c->valuestring);
     }
     return true;
 }
@@ -206,7 +197,7 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
     if (la) {
         if (!cJSON_IsString(la))
             return perr(p, "%s.last_axis: expected an attribute name", where);
-        rule->last_axis = dup(la->valuestring);
+        rule->last_axis = cv_strdup(la->valuestring);
     }
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(r, "dtypes");
     char w[400];
@@ -224,7 +215,7 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
         for (const cJSON *a = at->child; a; a = a->next) {
             cv_attr_rule *ar = &rule->attrs[rule->n_attrs++];
             memset(ar, 0, sizeof *ar);
-            ar->name = dup(a->string);
+            ar->name = cv_strdup(a->string);
             if (!cJSON_IsArray(a) || !a->child)
                 return perr(p, "%s.attrs.%s: expected a non-empty list of allowed values", where, a->string);
             ar->is_str = cJSON_IsString(a->child);
@@ -243,7 +234,7 @@ static bool parse_rule(pctx *p, const cJSON *r, cv_op_rule *rule, const char *wh
                                      v->valuedouble == (double)(int64_t)v->valuedouble))
                     return perr(p, "%s.attrs.%s[%d]: expected an integer of at most 2^53", where, a->string, i);
                 if (ar->is_str) {
-                    ar->strs[ar->n++] = dup(v->valuestring);
+                    ar->strs[ar->n++] = cv_strdup(v->valuestring);
                 } else {
                     ar->nums[ar->n] = v->valuedouble;
                     ar->ints[ar->n++] = (int64_t)v->valuedouble;
@@ -276,14 +267,14 @@ static bool parse(pctx *p, const cJSON *root, carve_target *t)
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (!cJSON_IsString(name) || !*name->valuestring)
         return perr(p, "name: expected a non-empty string");
-    t->name = dup(name->valuestring);
+    t->name = cv_strdup(name->valuestring);
     const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");
-    t->description = dup(cJSON_IsString(desc) ? desc->valuestring : "");
+    t->description = cv_strdup(cJSON_IsString(desc) ? desc->valuestring : "");
     const cJSON *be = cJSON_GetObjectItemCaseSensitive(root, "backend");
     if (be) {
         if (!cJSON_IsString(be) || !*be->valuestring)
             return perr(p, "backend: expected a non-empty string (a backend's name, e.g. \"reference\")");
-        t->backend = dup(be->valuestring);
+        t->backend = cv_strdup(be->valuestring);
     }
     const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(root, "cpu_profile");
     if (cpu) {
@@ -343,7 +334,7 @@ static bool parse(pctx *p, const cJSON *root, carve_target *t)
     for (const cJSON *o = ops->child; o; o = o->next) {
         cv_target_op *to = &t->ops[t->n_ops++];
         memset(to, 0, sizeof *to);
-        to->op = dup(o->string);
+        to->op = cv_strdup(o->string);
         int nr = cJSON_IsArray(o) ? cJSON_GetArraySize(o) : 1;
         if (nr == 0)
             return perr(p, "ops.%s: empty list of constraint rows", o->string);
@@ -548,7 +539,7 @@ carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const
         carve_target_free(t);
         return p.st ? p.st : cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
     }
-    t->source = dup(source);
+    t->source = cv_strdup(source);
     t->hash = cv_hash_bytes(json, len, 0);
     *out = t;
     return CARVE_OK;
@@ -616,7 +607,7 @@ static carve_status backend_target(carve_ctx *ctx, const carve_backend *b, carve
     if (s)
         return s;
     cv_free((*out)->backend);
-    (*out)->backend = dup(b->name);
+    (*out)->backend = cv_strdup(b->name);
     if (!(*out)->backend) {
         carve_target_free(*out);
         *out = NULL;

@@ -28,10 +28,8 @@ static bool is_dead(const cv_fold *f, const cv_node *n)
 static carve_status dead_nodes(cv_fold *f, bool *changed)
 {
     carve_model *m = f->m;
-    carve_status s = cv_fold_count_uses(f);
     cv_ids gs = {0};
-    if (!s && !cv_fold_graphs(m, &gs))
-        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+    carve_status s = cv_fold_sweep_start(f, &gs);
     /* children first, each graph from its end: a dead chain goes in one
      * sweep (reads from inside a dropped subgraph are recounted next sweep) */
     for (uint32_t k = gs.n; k-- > 0 && !s;) {
@@ -70,10 +68,8 @@ static carve_status dead_nodes(cv_fold *f, bool *changed)
 static carve_status unused_inits(cv_fold *f)
 {
     carve_model *m = f->m;
-    carve_status s = cv_fold_count_uses(f);
     cv_ids gs = {0};
-    if (!s && !cv_fold_graphs(m, &gs))
-        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+    carve_status s = cv_fold_sweep_start(f, &gs);
     for (uint32_t k = 0; k < gs.n && !s; k++) {
         cv_graph *gr = &m->graphs[gs.v[k]];
         uint32_t keep = 0;
@@ -113,25 +109,6 @@ typedef struct {
     uint32_t order; /* pre-order of graphs, then initializer order */
     carve_value_id v;
 } dkey;
-
-/* Groups initializers that may be equal; equal tensors always share a
- * group and same_tensor decides, so the outcome does not depend on this
- * function. Eight bytes a step: a model's weights are hashed whole. */
-static uint64_t hash_words(const void *p, size_t n, uint64_t h)
-{
-    const unsigned char *s = p;
-    h ^= 0x9e3779b97f4a7c15ull * (n + 1);
-    for (; n >= 8; n -= 8, s += 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-    }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 32);
-}
 
 static int cmp_key(const void *a, const void *b)
 {
@@ -177,8 +154,11 @@ carve_status cv_fold_dedupe(cv_fold *f)
                 keys = p;
             }
             const cv_tensor *t = x->init;
-            uint64_t h = hash_words(t->dims, (size_t)t->rank * sizeof *t->dims, (uint64_t)t->dtype * 31 + (uint64_t)t->rank);
-            h = hash_words(t->data, t->nbytes, h);
+            /* groups initializers that may be equal; same_tensor decides,
+             * so the outcome does not depend on the hash */
+            uint64_t h = cv_hash_words(t->dims, (size_t)t->rank * sizeof *t->dims,
+                                       (uint64_t)t->dtype * 31 + (uint64_t)t->rank);
+            h = cv_hash_words(t->data, t->nbytes, h);
             keys[n] = (dkey){h, n, v};
             n++;
         }

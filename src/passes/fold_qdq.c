@@ -203,18 +203,15 @@ carve_status cv_fold_qdq(cv_fold *f)
     for (int round = 0; changed && !s && round < 16; round++) {
         changed = false;
         cv_ids gs = {0};
-        if ((s = cv_fold_count_uses(f)))
-            break;
-        if (!cv_fold_graphs(m, &gs)) {
+        if ((s = cv_fold_sweep_start(f, &gs))) {
             cv_ids_free(&gs);
-            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+            break;
         }
         for (uint32_t k = 0; k < gs.n && !s; k++) {
             cv_ids nodes = {0};
             const cv_graph *gr = &m->graphs[gs.v[k]];
-            for (uint32_t i = 0; i < gr->nodes.n; i++)
-                if (!cv_ids_push(&nodes, gr->nodes.v[i]))
-                    s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+            if (!cv_ids_copy(&nodes, &gr->nodes))
+                s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
             f->lazy_g = gs.v[k]; /* moved ops leave the list in one sweep */
             for (uint32_t i = 0; i < nodes.n && !s; i++)
                 if (!m->nodes[nodes.v[i]].dead)

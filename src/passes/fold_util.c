@@ -56,6 +56,14 @@ bool cv_fold_graphs(const carve_model *m, cv_ids *out)
     return graphs_rec(m, 0, out, 0);
 }
 
+carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs)
+{
+    carve_status s = cv_fold_count_uses(f);
+    if (!s && !cv_fold_graphs(f->m, gs))
+        s = cv_error(f->m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+    return s;
+}
+
 carve_status cv_fold_count_uses(cv_fold *f)
 {
     carve_model *m = f->m;

@@ -208,16 +208,13 @@ static carve_status fuse_gemm(cv_fold *f, carve_node_id add, uint32_t at, bool *
 static carve_status sweep(cv_fold *f, bool *changed)
 {
     carve_model *m = f->m;
-    carve_status s = cv_fold_count_uses(f);
     cv_ids gs = {0};
-    if (!s && !cv_fold_graphs(m, &gs))
-        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+    carve_status s = cv_fold_sweep_start(f, &gs);
     for (uint32_t k = 0; k < gs.n && !s; k++) {
         cv_ids nodes = {0};
         const cv_graph *gr = &m->graphs[gs.v[k]];
-        for (uint32_t i = 0; i < gr->nodes.n && !s; i++)
-            if (!cv_ids_push(&nodes, gr->nodes.v[i]))
-                s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+        if (!cv_ids_copy(&nodes, &gr->nodes))
+            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
         /* fused nodes leave the list in one sweep at the end, so positions
          * in it stay those of `nodes` until then */
         f->lazy_g = gs.v[k];

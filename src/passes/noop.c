@@ -196,20 +196,17 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
 static carve_status sweep(cv_fold *f, bool *changed)
 {
     carve_model *m = f->m;
-    carve_status s = cv_fold_count_uses(f);
     cv_ids gs = {0};
+    carve_status s = cv_fold_sweep_start(f, &gs);
     carve_value_id *rep = NULL; /* by value id, made at the first removal */
     uint32_t n_rep = m->n_values;
     cv_ids replaced = {0};      /* the values rep replaces, to reset it per graph */
-    if (!s && !cv_fold_graphs(m, &gs))
-        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     for (uint32_t k = 0; k < gs.n && !s; k++) {
         cv_ids nodes = {0};
         const cv_graph *gr = &m->graphs[gs.v[k]];
         bool redirected = false;
-        for (uint32_t i = 0; i < gr->nodes.n && !s; i++)
-            if (!cv_ids_push(&nodes, gr->nodes.v[i]))
-                s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+        if (!cv_ids_copy(&nodes, &gr->nodes))
+            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
         f->lazy_g = gs.v[k];
         for (uint32_t i = 0; i < nodes.n && !s; i++) {
             carve_node_id id = nodes.v[i];

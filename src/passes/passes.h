@@ -109,6 +109,9 @@ uint64_t cv_fold_tensor_bytes(const cv_tensor *t);
 /* Every node of graph g and its subgraphs leaves, REMOVED with `why`; the
  * graphs' initializers go with them. */
 void cv_fold_drop_graph(cv_fold *f, carve_graph_id g, carve_node_id into, const char *why);
+/* The start of a sweep: cv_fold_count_uses, then the live graphs into *gs
+ * (the caller frees it, also on error). */
+carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs);
 /* Takes node n out of its graph with every node of its subgraphs, and
  * records its fate; the subgraphs' nodes are REMOVED with the same why. */
 void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into, const char *why);

@@ -605,20 +605,17 @@ carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc)
 {
     carve_model *m = f->m;
     int64_t opset = carve_model_opset(m, "");
-    carve_status s = cv_fold_count_uses(f);
     /* the patterns the model's opset has and the targets want, asked once */
     bool on[sizeof patterns / sizeof patterns[0]];
     for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++)
         on[p] = opset >= patterns[p].since && (!rc->wants || rc->wants(patterns[p].op, rc->user));
     cv_ids gs = {0};
-    if (!s && !cv_fold_graphs(m, &gs))
-        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory recomposing");
+    carve_status s = cv_fold_sweep_start(f, &gs);
     for (uint32_t k = 0; k < gs.n && !s; k++) {
         cv_ids nodes = {0};
         const cv_graph *gr = &m->graphs[gs.v[k]];
-        for (uint32_t i = 0; i < gr->nodes.n && !s; i++)
-            if (!cv_ids_push(&nodes, gr->nodes.v[i]))
-                s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory recomposing");
+        if (!cv_ids_copy(&nodes, &gr->nodes))
+            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory recomposing");
         f->lazy_g = gs.v[k];
         /* last nodes first, so the longest form of a pattern (with its
          * affine tail) is seen before its shorter prefix */

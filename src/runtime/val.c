@@ -84,13 +84,10 @@ static bool ext_reserve(cv_pool_slab *s)
 {
     if (s->n_ext < s->cap_ext)
         return true;
-    uint32_t cap = s->cap_ext ? s->cap_ext * 2 : 16;
-    cv_pool_ext *e = cv_realloc(s->ext, (size_t)cap * sizeof *e);
-    if (!e)
-        return false;
-    s->ext = e;
-    s->cap_ext = cap;
-    return true;
+    cv_pool_ext *e = cv_grow_array(s->ext, &s->cap_ext, sizeof *e, 16);
+    if (e)
+        s->ext = e;
+    return e != NULL;
 }
 
 /* Takes `need` bytes from the start of free extent i of slab s. */

@@ -9,26 +9,8 @@ set -euo pipefail
 
 CASE=$1 CARVE=$2 DEMO=$3 NO_ENTRY=$4 BAD_ABI=$5 UNAVAILABLE=$6
 EXAMPLE=$(dirname "$CARVE")/example.onnx
-T=$(mktemp -d "${TMPDIR:-/tmp}/carve-backend-cli-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-failures=0
-
-run() {
-  printf '$ carve %s\n' "$*"
-  set +e
-  "$CARVE" "$@" >"$T/out" 2>"$T/err"
-  rc=$?
-  set -e
-}
-fail() {
-  echo "FAIL: $*"
-  echo "--- stdout"; cat "$T/out"; echo "--- stderr"; cat "$T/err"; echo "---"
-  failures=$((failures + 1))
-}
-expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
-expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"; }
-expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"; }
-expect_no_file() { [ ! -e "$1" ] || fail "$1 should not exist"; }
+. "$(dirname "$0")/../lib.sh"
+cli_init backend-cli
 
 case_lower_run_check_through_plugin() {
   run lower "$EXAMPLE" --backend-lib "$DEMO" --target demo -o "$T/low.onnx"
@@ -96,10 +78,4 @@ case_targets_lists_backends() {
   expect_out "  demo (demo 1.0): available; brings its own profile"
 }
 
-declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
-"case_$CASE"
-if [ "$failures" -ne 0 ]; then
-  echo "backend_cli.$CASE: $failures check(s) failed"
-  exit 1
-fi
-echo "backend_cli.$CASE: ok"
+run_case backend_cli.

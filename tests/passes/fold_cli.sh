@@ -8,26 +8,8 @@
 set -euo pipefail
 
 CARVE=$1 EXAMPLE=$2
-T=$(mktemp -d "${TMPDIR:-/tmp}/carve-fold-cli-XXXXXX")
-trap 'rm -rf "$T"' EXIT
-failures=0
-
-run() {
-  printf '$ carve %s\n' "$*"
-  set +e
-  "$CARVE" "$@" >"$T/out" 2>"$T/err"
-  rc=$?
-  set -e
-}
-fail() {
-  echo "FAIL: $*"
-  echo "--- stdout"; cat "$T/out"; echo "--- stderr"; cat "$T/err"; echo "---"
-  failures=$((failures + 1))
-}
-expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
-expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"; }
-expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"; }
-expect_file() { grep -qF -- "$2" "$1" || fail "$1 lacks: $2"; }
+. "$(dirname "$0")/../lib.sh"
+cli_init fold-cli
 
 run --help
 expect_rc 0
@@ -82,8 +64,4 @@ run lower "$EXAMPLE" --target htp -o "$T/l3.onnx" --fold-max-bytes
 expect_rc 2
 expect_err "--fold-max-bytes takes a size in bytes"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failure(s)"
-  exit 1
-fi
-echo "all fold CLI checks passed"
+finish "all fold CLI checks passed"

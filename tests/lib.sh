@@ -1,0 +1,72 @@
+# lib.sh: what the shell tests of the carve tool share; sourced, never run:
+#
+#   . "$(dirname "$0")/lib.sh"     (from tests/; ../lib.sh one folder down)
+#   cli_init NAME                  after CARVE is set
+#
+# cli_init makes the scratch folder $T (removed on exit) and the failure
+# count. Then:
+#   run ARGS...        runs "$CARVE" ARGS, printing the command; sets $rc,
+#                      stdout in $T/out, stderr in $T/err. With RUN_TIMEOUT
+#                      set, under `timeout $RUN_TIMEOUT`.
+#   fail MESSAGE       counts a failure and shows stdout (its first
+#                      $FAIL_OUT_BYTES bytes when set) and stderr.
+#   expect_rc N, expect_out TEXT, expect_err TEXT (fixed strings, so names
+#   with dots or brackets need no escaping), expect_out_re REGEX,
+#   expect_no_out, expect_no_err, expect_file FILE TEXT, expect_no_file FILE.
+#   run_case LABEL     runs case_$CASE and ends the script: "LABEL$CASE: ok"
+#                      (exit 0) or "LABEL$CASE: N check(s) failed" (exit 1).
+#   finish TEXT        ends a script without cases: TEXT (exit 0) or the
+#                      failure count (exit 1).
+# Exit statuses of carve, as everywhere in the CLI: 0 success, 1 a problem
+# with the model or the request, 2 a usage error.
+
+cli_init() {
+  T=$(mktemp -d "${TMPDIR:-/tmp}/carve-$1-XXXXXX")
+  trap 'rm -rf "$T"' EXIT
+  failures=0
+}
+
+run() {
+  printf '$ carve %s\n' "$*"
+  local pre=()
+  [ -z "${RUN_TIMEOUT:-}" ] || pre=(timeout "$RUN_TIMEOUT")
+  # `if` keeps set -e from ending the script on carve's own failure
+  if "${pre[@]}" "$CARVE" "$@" >"$T/out" 2>"$T/err"; then rc=0; else rc=$?; fi
+}
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout"
+  if [ -n "${FAIL_OUT_BYTES:-}" ]; then head -c "$FAIL_OUT_BYTES" "$T/out"; else cat "$T/out"; fi
+  echo "--- stderr"; cat "$T/err"; echo "---"
+  failures=$((failures + 1))
+}
+
+expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
+expect_out() { grep -qF -- "$1" "$T/out" || fail "stdout lacks: $1"; }
+expect_err() { grep -qF -- "$1" "$T/err" || fail "stderr lacks: $1"; }
+expect_out_re() { grep -qE -- "$1" "$T/out" || fail "no stdout line matches: $1"; }
+expect_no_out() { [ ! -s "$T/out" ] || fail "stdout should be empty"; }
+expect_no_err() { [ ! -s "$T/err" ] || fail "stderr should be empty"; }
+expect_file() { grep -qF -- "$2" "$1" || fail "$1 lacks: $2"; }
+expect_no_file() { [ ! -e "$1" ] || fail "$1 should not exist"; }
+
+run_case() {
+  declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }
+  "case_$CASE"
+  if [ "$failures" -ne 0 ]; then
+    echo "$1$CASE: $failures check(s) failed"
+    exit 1
+  fi
+  echo "$1$CASE: ok"
+  exit 0
+}
+
+finish() {
+  if [ "$failures" -ne 0 ]; then
+    echo "$failures failure(s)"
+    exit 1
+  fi
+  echo "$1"
+  exit 0
+}
