@@ -11,6 +11,8 @@
  * called NAME; with --any, every file: profiles, argument vectors). Prints
  * how many inputs ran; no input found is a failure. */
 #define _XOPEN_SOURCE 700 /* nftw */
+#include "testfiles.h"
+
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,31 +28,12 @@ static long ran;
 
 static int replay(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "fuzz_replay: cannot open %s\n", path);
+    size_t n = 0;
+    uint8_t *buf = t_read_file(path, &n);
+    if (!buf) {
+        fprintf(stderr, "fuzz_replay: cannot read %s\n", path);
         return 1;
     }
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 65536;
-            uint8_t *b = realloc(buf, cap);
-            if (!b) {
-                fprintf(stderr, "fuzz_replay: out of memory reading %s\n", path);
-                free(buf);
-                fclose(f);
-                return 1;
-            }
-            buf = b;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
     LLVMFuzzerTestOneInput(buf, n);
     free(buf);
     ran++;

@@ -8,54 +8,11 @@
  * the model is freed; the sanitizer build checks the rest). */
 #define _DEFAULT_SOURCE
 #include "testlib.h"
+#include "count_alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------- allocator */
-
-static struct {
-    long count;   /* allocations since armed */
-    long fail_at; /* 0: none fails */
-    bool onward;  /* fail every allocation from fail_at on, not just that one */
-    long live;    /* blocks allocated and not freed */
-} A;
-
-static bool fail_now(void)
-{
-    ++A.count;
-    return A.fail_at && (A.onward ? A.count >= A.fail_at : A.count == A.fail_at);
-}
-
-static void *a_alloc(size_t n, void *u)
-{
-    (void)u;
-    if (fail_now())
-        return NULL;
-    void *p = malloc(n);
-    A.live += p != NULL;
-    return p;
-}
-
-static void *a_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    if (fail_now())
-        return NULL;
-    void *q = realloc(p, n);
-    A.live += q && !p;
-    return q;
-}
-
-static void a_free(void *p, void *u)
-{
-    (void)u;
-    A.live -= p != NULL;
-    free(p);
-}
-
-static const carve_allocator counting = {a_alloc, a_realloc, a_free, NULL};
 
 /* ---------------------------------------------------------------- driver */
 
@@ -71,23 +28,23 @@ typedef carve_status (*operation)(carve_ctx *ctx, void *arg);
 static long fail_each(const char *what, operation op, void *arg, carve_ctx *ctx, bool with_message,
                       bool on_model)
 {
-    A.count = 0, A.fail_at = 0;
-    long live0 = A.live;
+    t_alloc.count = 0, t_alloc.fail_at = 0;
+    long live0 = t_alloc.live;
     if (!t_check(op(ctx, arg) == CARVE_OK, __FILE__, __LINE__, "%s fails without injected failure: %s", what,
                  carve_errmsg(ctx)))
         return 0;
-    long n = A.count;
-    t_check(on_model || A.live == live0, __FILE__, __LINE__, "%s leaks %ld blocks", what, A.live - live0);
+    long n = t_alloc.count;
+    t_check(on_model || t_alloc.live == live0, __FILE__, __LINE__, "%s leaks %ld blocks", what, t_alloc.live - live0);
     t_check(n > 0, __FILE__, __LINE__, "%s allocates nothing", what);
     long failed = 0;
     for (long run = 0; run < 2 * n; run++) {
         /* First the k-th allocation alone fails, then every one from k on. */
         long k = run % n + 1;
-        A.onward = run >= n;
-        A.count = 0, A.fail_at = k;
-        live0 = A.live;
+        t_alloc.onward = run >= n;
+        t_alloc.count = 0, t_alloc.fail_at = k;
+        live0 = t_alloc.live;
         carve_status s = op(ctx, arg);
-        A.fail_at = 0, A.onward = false;
+        t_alloc.fail_at = 0, t_alloc.onward = false;
         if (s == CARVE_OK) {
             /* The failed allocation had a fallback (none does today). */
             continue;
@@ -96,12 +53,12 @@ static long fail_each(const char *what, operation op, void *arg, carve_ctx *ctx,
         const char *msg = carve_errmsg(ctx);
         if (!t_check(s == CARVE_ERR_NOMEM && (!with_message || strstr(msg, "out of memory")), __FILE__, __LINE__,
                      "%s, allocation %ld%s of %ld failing: got %s \"%s\", want out of memory", what, k,
-                     A.onward ? " and on" : "", n,
+                     t_alloc.onward ? " and on" : "", n,
                      carve_status_name(s), msg))
             break;
-        if (!t_check(on_model || A.live == live0, __FILE__, __LINE__,
+        if (!t_check(on_model || t_alloc.live == live0, __FILE__, __LINE__,
                      "%s, allocation %ld%s of %ld failing: %ld blocks leak",
-                     what, k, A.onward ? " and on" : "", n, A.live - live0))
+                     what, k, t_alloc.onward ? " and on" : "", n, t_alloc.live - live0))
             break;
     }
     printf("  %s: %ld allocations; failing each alone, then each and all after it: %ld clean failures\n", what,
@@ -198,16 +155,16 @@ static carve_status op_verify(carve_ctx *ctx, void *arg)
 
 TEST(build_fails_cleanly)
 {
-    carve_set_allocator(&counting);
+    carve_set_allocator(&t_counting);
     carve_ctx *ctx = carve_ctx_new();
     CHECK(fail_each_allocation("building the rich model", op_build, NULL, ctx) > 0);
     carve_ctx_free(ctx);
-    CHECK_INT(A.live, 0);
+    CHECK_INT(t_alloc.live, 0);
 }
 
 TEST(load_from_memory_fails_cleanly)
 {
-    carve_set_allocator(&counting);
+    carve_set_allocator(&t_counting);
     carve_ctx *ctx = carve_ctx_new();
     carve_model *m = t_rich_model(ctx);
     REQUIRE(m != NULL);
@@ -217,12 +174,12 @@ TEST(load_from_memory_fails_cleanly)
     CHECK(fail_each_allocation("loading the rich model", op_load_memory, &b, ctx) > 0);
     carve_free(b.bytes);
     carve_ctx_free(ctx);
-    CHECK_INT(A.live, 0);
+    CHECK_INT(t_alloc.live, 0);
 }
 
 TEST(load_from_file_with_external_data_fails_cleanly)
 {
-    carve_set_allocator(&counting);
+    carve_set_allocator(&t_counting);
     carve_ctx *ctx = carve_ctx_new();
     carve_model *m = t_rich_model(ctx);
     REQUIRE(m != NULL);
@@ -233,12 +190,12 @@ TEST(load_from_file_with_external_data_fails_cleanly)
     carve_model_free(m);
     CHECK(fail_each_allocation("loading the rich model and its external data", op_load_file, &b, ctx) > 0);
     carve_ctx_free(ctx);
-    CHECK_INT(A.live, 0);
+    CHECK_INT(t_alloc.live, 0);
 }
 
 TEST(save_fails_cleanly)
 {
-    carve_set_allocator(&counting);
+    carve_set_allocator(&t_counting);
     carve_ctx *ctx = carve_ctx_new();
     carve_model *m = t_rich_model(ctx);
     REQUIRE(m != NULL);
@@ -246,12 +203,12 @@ TEST(save_fails_cleanly)
     CHECK(fail_each_on_model("saving to a file with external data", op_save_file, m, true) > 0);
     carve_model_free(m);
     carve_ctx_free(ctx);
-    CHECK_INT(A.live, 0);
+    CHECK_INT(t_alloc.live, 0);
 }
 
 TEST(dump_and_verify_fail_cleanly)
 {
-    carve_set_allocator(&counting);
+    carve_set_allocator(&t_counting);
     carve_ctx *ctx = carve_ctx_new();
     carve_model *m = t_rich_model(ctx);
     REQUIRE(m != NULL);
@@ -264,7 +221,7 @@ TEST(dump_and_verify_fail_cleanly)
     carve_model_free(r);
     carve_model_free(m);
     carve_ctx_free(ctx);
-    CHECK_INT(A.live, 0);
+    CHECK_INT(t_alloc.live, 0);
 }
 
 /* The libonnx-testdata models with subgraphs and odd types load under
@@ -276,7 +233,7 @@ TEST(load_testdata_models_fails_cleanly)
         "node/test_scan9_sum/model.onnx",   "node/test_strnormalizer_export_monday_casesensintive_lower/model.onnx",
         "node/test_sequence_insert_at_back/model.onnx", "node/test_optional_get_element_sequence/model.onnx",
     };
-    carve_set_allocator(&counting);
+    carve_set_allocator(&t_counting);
     carve_ctx *ctx = carve_ctx_new();
     int found = 0;
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
@@ -292,5 +249,5 @@ TEST(load_testdata_models_fails_cleanly)
     }
     CHECK(found >= 4); /* the test data is installed (scripts/deps.sh) */
     carve_ctx_free(ctx);
-    CHECK_INT(A.live, 0);
+    CHECK_INT(t_alloc.live, 0);
 }

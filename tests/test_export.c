@@ -4,6 +4,7 @@
  * carve does not understand is written back verbatim. */
 #define _DEFAULT_SOURCE
 #include "testlib.h"
+#include "count_alloc.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -318,25 +319,6 @@ static Onnx__ModelProto *rich_proto(carve_ctx *ctx, carve_model **m)
     return mp;
 }
 
-/* Bytes carve allocates while loading (through its allocator hook). */
-static size_t alloc_bytes;
-static void *count_alloc(size_t n, void *u)
-{
-    (void)u;
-    alloc_bytes += n;
-    return malloc(n);
-}
-static void *count_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    alloc_bytes += n;
-    return realloc(p, n);
-}
-static void count_free(void *p, void *u)
-{
-    (void)u;
-    free(p);
-}
 
 /* Unknown fields are kept in a list that grows by doubling: 20,000 of them
  * on one node cost memory in proportion (found by fuzz/fuzz_lower.c: a
@@ -358,11 +340,10 @@ TEST(many_unknown_fields_load_in_linear_memory)
     np->base.unknown_fields = u;
     np->base.n_unknown_fields = N;
     uint8_t *crafted = t_pb_pack(mp, &len);
-    static const carve_allocator counting = {count_alloc, count_realloc, count_free, NULL};
-    carve_set_allocator(&counting);
-    alloc_bytes = 0;
+    carve_set_allocator(&t_counting); /* counts the bytes carve allocates while loading */
+    t_alloc.bytes = 0;
     carve_model *r = t_load(ctx, crafted, len);
-    size_t used = alloc_bytes;
+    size_t used = t_alloc.bytes;
     carve_set_allocator(NULL);
     free(crafted);
     REQUIRE(r != NULL);

@@ -1,4 +1,5 @@
-/* testlib.c: the test runner (main) and the helpers of testlib.h. */
+/* testlib.c: the test runner (main) and the helpers of testlib.h (the
+ * whole-file ones are in testfiles.c). */
 #define _DEFAULT_SOURCE
 #define _XOPEN_SOURCE 700
 #include "testlib.h"
@@ -152,49 +153,6 @@ const char *t_path(const char *dir, const char *name)
     char *p = t_pb_alloc(n);
     snprintf(p, n, "%s/%s", dir, name);
     return p;
-}
-
-void t_write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
-        perror(path);
-        abort();
-    }
-}
-
-void *t_read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap + 1);
-    size_t k;
-    while ((k = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += k;
-        if (len == cap)
-            buf = realloc(buf, (cap *= 2) + 1);
-    }
-    fclose(f);
-    buf[len] = 0;
-    if (n)
-        *n = len;
-    return buf;
-}
-
-int t_dir_count(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            n++;
-    closedir(d);
-    return n;
 }
 
 /* ---------------------------------------------------------------- models */

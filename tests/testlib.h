@@ -20,6 +20,7 @@
 
 #include "carve.h"
 #include "onnx.pb-c.h"
+#include "testfiles.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -69,11 +70,7 @@ bool t_check_error(carve_status got, carve_status want, const char *text, carve_
 const char *t_tmpdir(void);
 /* "dir/name" in a buffer that lives until the end of the test. */
 const char *t_path(const char *dir, const char *name);
-void t_write_file(const char *path, const void *data, size_t n);
-/* Whole file, malloc'd (NUL-terminated beyond *n); NULL if unreadable. */
-void *t_read_file(const char *path, size_t *n);
-/* Number of entries in a folder (without . and ..), -1 if unreadable. */
-int t_dir_count(const char *dir);
+/* t_write_file, t_read_file, t_dir_count: testfiles.h */
 
 /* ---------------------------------------------------------------- models */
 

@@ -11,6 +11,7 @@
  * the result is bit-identical. */
 #include "opstest.h"
 #include "runtime/runtime.h"
+#include "count_alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,85 +19,6 @@
 
 /* ---------------------------------------------------------------- allocator */
 
-#define BIG ((size_t)512 << 10)
-#define MAX_BIG 4096
-
-static struct {
-    long count, fail_at; /* allocations since armed; 0: none fails */
-    bool onward;         /* fail every allocation from fail_at on */
-    long live;           /* blocks allocated and not freed */
-    long big;            /* allocations of BIG bytes or more since armed */
-    void *big_blocks[MAX_BIG];
-} A;
-
-static bool fail_now(void)
-{
-    ++A.count;
-    return A.fail_at && (A.onward ? A.count >= A.fail_at : A.count == A.fail_at);
-}
-
-static void note_big(void *p, size_t n)
-{
-    if (!p || n < BIG)
-        return;
-    A.big++;
-    for (int i = 0; i < MAX_BIG; i++)
-        if (!A.big_blocks[i]) {
-            A.big_blocks[i] = p;
-            return;
-        }
-}
-
-static void forget_big(void *p)
-{
-    for (int i = 0; p && i < MAX_BIG; i++)
-        if (A.big_blocks[i] == p)
-            A.big_blocks[i] = NULL;
-}
-
-/* p is the start of a live block of BIG bytes or more. */
-static bool is_big_block(const void *p)
-{
-    for (int i = 0; p && i < MAX_BIG; i++)
-        if (A.big_blocks[i] == p)
-            return true;
-    return false;
-}
-
-static void *a_alloc(size_t n, void *u)
-{
-    (void)u;
-    if (fail_now())
-        return NULL;
-    void *p = malloc(n);
-    A.live += p != NULL;
-    note_big(p, n);
-    return p;
-}
-
-static void *a_realloc(void *p, size_t n, void *u)
-{
-    (void)u;
-    if (fail_now())
-        return NULL;
-    void *q = realloc(p, n);
-    if (q) {
-        A.live += !p;
-        forget_big(p);
-        note_big(q, n);
-    }
-    return q;
-}
-
-static void a_free(void *p, void *u)
-{
-    (void)u;
-    A.live -= p != NULL;
-    forget_big(p);
-    free(p);
-}
-
-static const carve_allocator counting = {a_alloc, a_realloc, a_free, NULL};
 
 /* ---------------------------------------------------------------- builders */
 
@@ -239,23 +161,23 @@ static void test_run_reuses_buffers(carve_ctx *ctx)
     OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "warm-up run: %s", carve_errmsg(ctx));
     cv_val_unref(out[0]);
     out[0] = NULL;
-    long live0 = A.live;
-    A.big = 0;
+    long live0 = t_alloc.live;
+    t_alloc.big = 0;
     OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "chain run: %s", carve_errmsg(ctx));
     /* without the pool: one 1 MiB block per node (24); with it, kept from
      * the warm-up run: only the output's own block */
-    OT_CHECK(A.big == 1, "24 nodes on 1 MiB tensors made %ld big allocations, expected 1 (the output)", A.big);
+    OT_CHECK(t_alloc.big == 1, "24 nodes on 1 MiB tensors made %ld big allocations, expected 1 (the output)", t_alloc.big);
     OT_CHECK(out[0] && !memcmp(out[0]->data, in[0]->data, in[0]->nbytes), "24 negations give x back");
-    OT_CHECK(out[0] && is_big_block(out[0]->data), "the output has a block of its own");
+    OT_CHECK(out[0] && t_alloc_is_big(out[0]->data), "the output has a block of its own");
     cv_val_unref(out[0]);
     out[0] = NULL;
-    OT_CHECK(A.live == live0, "the run leaves %ld blocks behind", A.live - live0);
+    OT_CHECK(t_alloc.live == live0, "the run leaves %ld blocks behind", t_alloc.live - live0);
     /* carve_model_trim gives the kept slab back; the next run makes it again */
     carve_model_trim(m);
-    OT_CHECK(A.live < live0, "carve_model_trim frees the pool's blocks (%ld before, %ld after)", live0, A.live);
-    A.big = 0;
+    OT_CHECK(t_alloc.live < live0, "carve_model_trim frees the pool's blocks (%ld before, %ld after)", live0, t_alloc.live);
+    t_alloc.big = 0;
     OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "chain run after trim: %s", carve_errmsg(ctx));
-    OT_CHECK(A.big == 2, "after trim: %ld big allocations, expected 2 (a slab, the output)", A.big);
+    OT_CHECK(t_alloc.big == 2, "after trim: %ld big allocations, expected 2 (a slab, the output)", t_alloc.big);
     cv_val_unref(out[0]);
     cv_val_unref(in[0]);
     carve_model_free(m);
@@ -289,7 +211,7 @@ static void test_outputs_outlive_run(carve_ctx *ctx)
     OT_CHECK(carve_model_verify(m) == CARVE_OK, "outputs model verifies: %s", carve_errmsg(ctx));
     cv_val *in[2] = {ramp(4, MIB_DIMS), cv_val_new(CARVE_BOOL, 0, NULL)}, *out[5] = {0};
     *(uint8_t *)in[1]->data = 1;
-    long live0 = A.live;
+    long live0 = t_alloc.live;
     OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "outputs run: %s", carve_errmsg(ctx));
     const float *xs = in[0]->data;
     size_t n_el = in[0]->nelem, bad[5] = {0};
@@ -304,18 +226,18 @@ static void test_outputs_outlive_run(carve_ctx *ctx)
         bad[4] += ((float *)out[4]->data)[i] != xs[i] + xs[i];
     OT_CHECK(!bad[0] && !bad[1] && !bad[4], "output values: y %zu, r %zu, if %zu wrong", bad[0], bad[1], bad[4]);
     /* each output's data is a block of its own (or the caller's input) */
-    OT_CHECK(out[0] && is_big_block(out[0]->data), "y, also read by a node, has its own block");
-    OT_CHECK(out[1] && is_big_block(out[1]->data), "r has its own block");
+    OT_CHECK(out[0] && t_alloc_is_big(out[0]->data), "y, also read by a node, has its own block");
+    OT_CHECK(out[1] && t_alloc_is_big(out[1]->data), "r has its own block");
     OT_CHECK(out[2] && out[2]->data == in[0]->data, "Identity passes the caller's input through");
     OT_CHECK(out[3] && out[3]->kind == CV_VAL_SEQUENCE && out[3]->n_items == 2 &&
-                 is_big_block(out[3]->items[0]->data) && is_big_block(out[3]->items[1]->data),
+                 t_alloc_is_big(out[3]->items[0]->data) && t_alloc_is_big(out[3]->items[1]->data),
              "the sequence's items have blocks of their own");
-    OT_CHECK(out[4] && is_big_block(out[4]->data), "the If branch's result has its own block");
+    OT_CHECK(out[4] && t_alloc_is_big(out[4]->data), "the If branch's result has its own block");
     for (int i = 0; i < 5; i++)
         cv_val_unref(out[i]);
     carve_model_trim(m);
-    OT_CHECK(A.live == live0 + 1, "the run leaves %ld blocks behind once trimmed, expected 1 (the model's empty pool)",
-             A.live - live0);
+    OT_CHECK(t_alloc.live == live0 + 1, "the run leaves %ld blocks behind once trimmed, expected 1 (the model's empty pool)",
+             t_alloc.live - live0);
     cv_val_unref(in[0]);
     cv_val_unref(in[1]);
     carve_model_free(m);
@@ -356,23 +278,23 @@ static void test_run_alloc_failures(carve_ctx *ctx)
      * reach the pool's own allocations too */
     OT_CHECK(carve_model_run(m, in, want) == CARVE_OK, "conv run: %s", carve_errmsg(ctx));
     carve_model_trim(m);
-    A.count = 0;
-    long live0 = A.live;
+    t_alloc.count = 0;
+    long live0 = t_alloc.live;
     OT_CHECK(carve_model_run(m, in, out) == CARVE_OK, "conv run again: %s", carve_errmsg(ctx));
-    long n = A.count;
+    long n = t_alloc.count;
     OT_CHECK(out[0] && want[0] && !memcmp(out[0]->data, want[0]->data, want[0]->nbytes), "runs agree");
     cv_val_unref(out[0]);
     out[0] = NULL;
     carve_model_trim(m);
-    OT_CHECK(A.live == live0, "the run leaves %ld blocks behind", A.live - live0);
+    OT_CHECK(t_alloc.live == live0, "the run leaves %ld blocks behind", t_alloc.live - live0);
     long failed = 0, fell_back = 0;
     for (long run = 0; run < 2 * n; run++) {
         long k = run % n + 1;
-        A.onward = run >= n;
-        A.count = 0, A.fail_at = k;
-        live0 = A.live;
+        t_alloc.onward = run >= n;
+        t_alloc.count = 0, t_alloc.fail_at = k;
+        live0 = t_alloc.live;
         carve_status s = carve_model_run(m, in, out);
-        A.fail_at = 0, A.onward = false;
+        t_alloc.fail_at = 0, t_alloc.onward = false;
         if (s == CARVE_OK) {
             fell_back++;
             OT_CHECK(out[0] && !memcmp(out[0]->data, want[0]->data, want[0]->nbytes),
@@ -386,8 +308,8 @@ static void test_run_alloc_failures(carve_ctx *ctx)
         cv_val_unref(out[0]);
         out[0] = NULL;
         carve_model_trim(m);
-        OT_CHECK(A.live == live0, "allocation %ld%s failing: %ld blocks leak", k, run >= n ? " and on" : "",
-                 A.live - live0);
+        OT_CHECK(t_alloc.live == live0, "allocation %ld%s failing: %ld blocks leak", k, run >= n ? " and on" : "",
+                 t_alloc.live - live0);
     }
     printf("  conv run: %ld allocations; %ld clean failures, %ld fallbacks with the same result\n", n, failed,
            fell_back);
@@ -399,7 +321,7 @@ static void test_run_alloc_failures(carve_ctx *ctx)
 
 int main(void)
 {
-    carve_set_allocator(&counting);
+    carve_set_allocator(&t_counting);
     carve_ctx *ctx = carve_ctx_new();
     test_pool_cuts_and_coalesces();
     test_pool_gives_back_holes();
@@ -407,7 +329,7 @@ int main(void)
     test_outputs_outlive_run(ctx);
     test_run_alloc_failures(ctx);
     carve_ctx_free(ctx);
-    OT_CHECK(A.live == 0, "%ld blocks still allocated at the end", A.live);
+    OT_CHECK(t_alloc.live == 0, "%ld blocks still allocated at the end", t_alloc.live);
     carve_set_allocator(NULL);
     return ot_finish();
 }
