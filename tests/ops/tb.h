@@ -1,5 +1,5 @@
 /* tb.h: the one-node model builder of the kernel tests (test_nn.c,
- * test_reduce.c, test_quant.c, test_norm.c): a model with graph inputs fed
+ * test_reduce.c, test_quant.c, test_norm.c, test_misc.c, test_elementwise.c): a model with graph inputs fed
  * at run time, one node "n" whose outputs ("y", "y1", ...) are the graph's
  * outputs, and its run. */
 #ifndef CARVE_TESTS_OPS_TB_H
@@ -50,15 +50,34 @@ static inline carve_value_id tb_in_sym(tb *t, const char *name, cv_val *v, const
 
 static inline carve_value_id tb_in(tb *t, const char *name, cv_val *v) { return tb_in_sym(t, name, v, NULL); }
 
-/* The node under test, n_out (at most 5) outputs, all graph outputs. */
-static inline carve_node_id tb_node(tb *t, const char *op, int n_in, const carve_value_id *ins, int n_out)
+/* The node under test, named name, n_out (at most 5) outputs, all graph
+ * outputs. */
+static inline carve_node_id tb_node_named(tb *t, const char *op, const char *name, int n_in,
+                                          const carve_value_id *ins, int n_out)
 {
     const char *outs[5] = {"y", "y1", "y2", "y3", "y4"};
-    t->node = carve_graph_add_node(t->m, 0, op, "", "n", (size_t)n_in, ins, (size_t)n_out, outs);
+    t->node = carve_graph_add_node(t->m, 0, op, "", name, (size_t)n_in, ins, (size_t)n_out, outs);
     for (int i = 0; i < n_out; i++)
         carve_graph_add_output(t->m, 0, carve_node_output(t->m, t->node, (size_t)i));
     return t->node;
 }
+
+/* The node under test, "n". */
+static inline carve_node_id tb_node(tb *t, const char *op, int n_in, const carve_value_id *ins, int n_out)
+{
+    return tb_node_named(t, op, "n", n_in, ins, n_out);
+}
+
+/* An initializer with v's data (v is released). */
+static inline carve_value_id tb_const(tb *t, const char *name, cv_val *v)
+{
+    carve_value_id id = carve_graph_add_initializer(t->m, 0, name, v->dtype, v->rank, v->dims, v->data, v->nbytes);
+    cv_val_unref(v);
+    return id;
+}
+
+/* Output i of the node under test. */
+static inline carve_value_id tb_out(tb *t, int i) { return carve_node_output(t->m, t->node, (size_t)i); }
 
 /* y[] receives one value per graph output (cleared first). */
 static inline carve_status tb_run(tb *t, cv_val **y)

@@ -6,7 +6,7 @@
  * BitShift, exact Pow), NaN handling, Clip across opsets, the legacy
  * `broadcast`/`axis` attributes, strings; inference on symbolic shapes; and
  * the error texts of bad inputs. */
-#include "opstest.h"
+#include "tb.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,61 +14,28 @@
 
 /* ================================================================ model building */
 
-typedef struct {
-    carve_ctx *ctx;
-    carve_model *m;
-    cv_val *in[8];
-    int n_in;
-    carve_node_id node;
-} tb;
-
-static void tb_init(tb *t, int64_t opset)
-{
-    memset(t, 0, sizeof *t);
-    t->ctx = carve_ctx_new();
-    t->m = carve_model_new(t->ctx);
-    carve_model_set_opset(t->m, "", opset);
-}
-
-static void tb_free(tb *t)
-{
-    for (int i = 0; i < t->n_in; i++)
-        cv_val_unref(t->in[i]);
-    carve_model_free(t->m);
-    carve_ctx_free(t->ctx);
-}
-
-/* A graph input fed with v (its reference is taken). */
-static carve_value_id tb_in(tb *t, cv_val *v)
+/* tb.h's builder, with inputs named x0, x1, ... and all fed to the node. */
+static carve_value_id ew_in(tb *t, cv_val *v)
 {
     char name[8];
-    snprintf(name, sizeof name, "x%d", t->n_in);
-    carve_dim d[CARVE_MAX_RANK];
-    for (int i = 0; i < v->rank; i++)
-        d[i] = (carve_dim){v->dims[i], NULL};
-    t->in[t->n_in++] = v;
-    return carve_graph_add_input(t->m, 0, name, v->dtype, v->rank, d);
+    snprintf(name, sizeof name, "x%d", t->n_run_in);
+    return tb_in(t, name, v);
 }
 
 /* "y = op(inputs)" named "n0" over the fed inputs, made the graph output. */
-static carve_node_id tb_node(tb *t, const char *op)
+static carve_node_id ew_node(tb *t, const char *op)
 {
-    carve_value_id ins[8];
-    for (int i = 0; i < t->n_in; i++)
+    carve_value_id ins[10];
+    for (int i = 0; i < t->n_run_in; i++)
         ins[i] = carve_graph_input(t->m, 0, (size_t)i);
-    const char *outs[1] = {"y"};
-    t->node = carve_graph_add_node(t->m, 0, op, "", "n0", (size_t)t->n_in, ins, 1, outs);
-    carve_graph_add_output(t->m, 0, carve_node_output(t->m, t->node, 0));
-    return t->node;
+    return tb_node_named(t, op, "n0", t->n_run_in, ins, 1);
 }
 
 /* Runs; returns the output or NULL (the message on t->ctx). */
-static cv_val *tb_run(tb *t)
+static cv_val *ew_run(tb *t)
 {
-    cv_val *out[1] = {NULL};
-    if (ot_run(t->m, t->in, out))
-        return NULL;
-    return out[0];
+    cv_val *out[1];
+    return tb_run(t, out) ? NULL : out[0];
 }
 
 static cv_val *tensor(carve_dtype dt, int rank, const int64_t *dims) { return cv_val_new(dt, rank, dims); }
@@ -96,11 +63,11 @@ static cv_val *run_op(const char *op, int64_t opset, int n, cv_val **ins, void (
     tb t;
     tb_init(&t, opset);
     for (int i = 0; i < n; i++)
-        tb_in(&t, ins[i]);
-    tb_node(&t, op);
+        ew_in(&t, ins[i]);
+    ew_node(&t, op);
     if (attrs)
         attrs(&t, ud);
-    cv_val *y = tb_run(&t);
+    cv_val *y = ew_run(&t);
     if (err)
         snprintf(err, errsz, "%s", y ? "" : carve_errmsg(t.ctx));
     tb_free(&t);
@@ -122,16 +89,16 @@ static void check_decomp(const char *op, int64_t opset, carve_dtype dt, int rank
 {
     tb t;
     tb_init(&t, opset);
-    tb_in(&t, ot_random(dt, rank, dims, seed, -4, 4));
+    ew_in(&t, ot_random(dt, rank, dims, seed, -4, 4));
     if (srank >= 0)
-        tb_in(&t, ot_random(dt, srank, sdims, seed + 1, -1, 1));
-    carve_node_id n = tb_node(&t, op);
+        ew_in(&t, ot_random(dt, srank, sdims, seed + 1, -1, 1));
+    carve_node_id n = ew_node(&t, op);
     for (int i = 0; i < nfa; i++)
         carve_node_set_attr_float(t.m, n, fa[i].name, fa[i].v);
     if (sname)
         carve_node_set_attr_string(t.m, n, sname, sval);
     bool half = dt == CARVE_FLOAT16;
-    ot_check_decomposition(t.m, n, t.in, half ? 1e-2 : 1e-5, half ? 1e-2 : 1e-5);
+    ot_check_decomposition(t.m, n, t.run_in, half ? 1e-2 : 1e-5, half ? 1e-2 : 1e-5);
     tb_free(&t);
 }
 
@@ -182,14 +149,14 @@ static void test_decompositions(void)
     /* an attribute value no decomposition handles */
     tb t;
     tb_init(&t, 20);
-    tb_in(&t, ot_random(CARVE_FLOAT, 1, s1, 3, -1, 1));
-    carve_node_id n = tb_node(&t, "Gelu");
+    ew_in(&t, ot_random(CARVE_FLOAT, 1, s1, 3, -1, 1));
+    carve_node_id n = ew_node(&t, "Gelu");
     carve_node_set_attr_string(t.m, n, "approximate", "erf");
     carve_status s = cv_decompose_node(t.m, n);
     OT_CHECK(s == CARVE_ERR_UNSUPPORTED && strstr(carve_errmsg(t.ctx), "attribute 'approximate' is \"erf\""),
              "Gelu approximate=erf: %s", carve_errmsg(t.ctx));
     OT_CHECK(carve_graph_node_count(t.m, 0) == 1, "a failed decomposition leaves the node");
-    cv_val *y = tb_run(&t);
+    cv_val *y = ew_run(&t);
     OT_CHECK(!y && strstr(carve_errmsg(t.ctx), "node 'n0' (Gelu): attribute 'approximate' is \"erf\""),
              "Gelu kernel rejects approximate=erf: %s", carve_errmsg(t.ctx));
     tb_free(&t);
@@ -528,13 +495,13 @@ static void test_clip(void)
     tb t;
     tb_init(&t, 13);
     carve_value_id ins[3];
-    ins[0] = tb_in(&t, vec_i(CARVE_INT8, iv, 3));
+    ins[0] = ew_in(&t, vec_i(CARVE_INT8, iv, 3));
     ins[1] = CARVE_NONE;
-    ins[2] = tb_in(&t, vec_i(CARVE_INT8, mx, 1));
+    ins[2] = ew_in(&t, vec_i(CARVE_INT8, mx, 1));
     const char *outs[1] = {"y"};
     t.node = carve_graph_add_node(t.m, 0, "Clip", "", "n0", 3, ins, 1, outs);
     carve_graph_add_output(t.m, 0, carve_node_output(t.m, t.node, 0));
-    cv_val *feed[2] = {t.in[0], t.in[1]}, *out[1] = {NULL};
+    cv_val *feed[2] = {t.run_in[0], t.run_in[1]}, *out[1] = {NULL};
     carve_status s = ot_run(t.m, feed, out);
     OT_CHECK(!s && out[0] && ((int8_t *)out[0]->data)[0] == -128 && ((int8_t *)out[0]->data)[2] == 6,
              "int8 Clip with min omitted: %s", carve_errmsg(t.ctx));
