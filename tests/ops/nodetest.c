@@ -14,7 +14,7 @@
  * passing is reported too (so the list stays true). Closes with
  * "N passed, N failed". */
 #define _DEFAULT_SOURCE
-#include "runtime/runtime.h"
+#include "nodecase.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -44,87 +44,7 @@ static void tolerance(const char *op, carve_dtype dt, double *atol, double *rtol
         }
 }
 
-static bool compare(const cv_val *got, const cv_val *want, const char *op, char *why, size_t whysz)
-{
-    if (got->kind != want->kind) {
-        snprintf(why, whysz, "kind %d, expected %d", got->kind, want->kind);
-        return false;
-    }
-    if (want->kind == CV_VAL_NONE)
-        return true;
-    if (want->kind == CV_VAL_SEQUENCE) {
-        if (got->n_items != want->n_items) {
-            snprintf(why, whysz, "sequence of %u, expected %u", got->n_items, want->n_items);
-            return false;
-        }
-        for (uint32_t i = 0; i < want->n_items; i++)
-            if (!compare(got->items[i], want->items[i], op, why, whysz))
-                return false;
-        return true;
-    }
-    if (got->dtype != want->dtype) {
-        snprintf(why, whysz, "dtype %s, expected %s", carve_dtype_name(got->dtype), carve_dtype_name(want->dtype));
-        return false;
-    }
-    bool shape_ok = got->rank == want->rank;
-    for (int i = 0; shape_ok && i < want->rank; i++)
-        shape_ok = got->dims[i] == want->dims[i];
-    if (!shape_ok) {
-        char a[256] = "", b[256] = "";
-        size_t ka = 0, kb = 0;
-        for (int i = 0; i < got->rank; i++)
-            ka += (size_t)snprintf(a + ka, sizeof a - ka, "%lld,", (long long)got->dims[i]);
-        for (int i = 0; i < want->rank; i++)
-            kb += (size_t)snprintf(b + kb, sizeof b - kb, "%lld,", (long long)want->dims[i]);
-        snprintf(why, whysz, "shape [%s], expected [%s]", a, b);
-        return false;
-    }
-    if (want->dtype == CARVE_STRING) {
-        for (size_t i = 0; i < want->nelem; i++)
-            if (strcmp(((char **)got->data)[i], ((char **)want->data)[i])) {
-                snprintf(why, whysz, "element %zu is '%s', expected '%s'", i, ((char **)got->data)[i],
-                         ((char **)want->data)[i]);
-                return false;
-            }
-        return true;
-    }
-    bool fl = cv_dtype_is_float(want->dtype) || want->dtype == CARVE_COMPLEX64 || want->dtype == CARVE_COMPLEX128;
-    if (want->dtype == CARVE_COMPLEX64 || want->dtype == CARVE_COMPLEX128) {
-        /* compare as float/double pairs */
-        size_t n = want->nelem * 2;
-        double atol, rtol;
-        tolerance(op, CARVE_FLOAT, &atol, &rtol);
-        for (size_t i = 0; i < n; i++) {
-            double a = want->dtype == CARVE_COMPLEX64 ? ((float *)got->data)[i] : ((double *)got->data)[i];
-            double b = want->dtype == CARVE_COMPLEX64 ? ((float *)want->data)[i] : ((double *)want->data)[i];
-            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
-                snprintf(why, whysz, "element %zu: %.9g, expected %.9g", i / 2, a, b);
-                return false;
-            }
-        }
-        return true;
-    }
-    double atol, rtol;
-    tolerance(op, want->dtype, &atol, &rtol);
-    for (size_t i = 0; i < want->nelem; i++) {
-        if (fl) {
-            double a = cv_val_get_f64(got, i), b = cv_val_get_f64(want, i);
-            if (isnan(b) && isnan(a))
-                continue;
-            if (isinf(b) && a == b)
-                continue;
-            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
-                snprintf(why, whysz, "element %zu: %.9g, expected %.9g (atol %g rtol %g)", i, a, b, atol, rtol);
-                return false;
-            }
-        } else if (cv_val_get_i64(got, i) != cv_val_get_i64(want, i)) {
-            snprintf(why, whysz, "element %zu: %lld, expected %lld", i, (long long)cv_val_get_i64(got, i),
-                     (long long)cv_val_get_i64(want, i));
-            return false;
-        }
-    }
-    return true;
-}
+static void op_tolerance(const void *op, carve_dtype dt, double *atol, double *rtol) { tolerance(op, dt, atol, rtol); }
 
 /* The op under test: the last node's op (test models are one node, or a
  * function body expanded, whose tolerance is the last op's). */
@@ -132,15 +52,6 @@ static const char *main_op(const carve_model *m)
 {
     size_t n = carve_graph_node_count(m, 0);
     return n ? carve_node_op(m, carve_graph_node(m, 0, n - 1)) : "";
-}
-
-/* ONNX 1.12's test data stores bfloat16 tensors as uint16: read them as
- * the model declares them. */
-static void retype_bf16(cv_val *v, const cv_value *decl)
-{
-    if (v && v->kind == CV_VAL_TENSOR && v->dtype == CARVE_UINT16 && decl->type.kind == CARVE_TYPE_TENSOR &&
-        decl->type.dtype == CARVE_BFLOAT16)
-        v->dtype = CARVE_BFLOAT16;
 }
 
 static bool upgrade;
@@ -187,17 +98,7 @@ static bool run_case(const char *dir, char *why, size_t whysz)
         cv_graph *g = &m->graphs[0];
         uint32_t n_in = g->inputs.n, n_out = g->outputs.n;
         cv_val **in = calloc(n_in + 1, sizeof *in), **out = calloc(n_out + 1, sizeof *out);
-        bool set_ok = true;
-        for (uint32_t i = 0; i < n_in && set_ok; i++) {
-            snprintf(path, sizeof path, "%s/input_%u.pb", sd, i);
-            if (stat(path, &st) != 0)
-                continue; /* optional input left out */
-            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&m->values[g->inputs.v[i]].type), &in[i])) {
-                snprintf(why, whysz, "%s", carve_errmsg(ctx));
-                set_ok = false;
-            }
-            retype_bf16(in[i], &m->values[g->inputs.v[i]]);
-        }
+        bool set_ok = nc_read_inputs(ctx, m, sd, in, why, whysz);
         if (set_ok && cv_interp_run(&ip, 0, in, out)) {
             snprintf(why, whysz, "run: %s", carve_errmsg(ctx));
             set_ok = false;
@@ -205,14 +106,12 @@ static bool run_case(const char *dir, char *why, size_t whysz)
         for (uint32_t i = 0; i < n_out && set_ok; i++) {
             snprintf(path, sizeof path, "%s/output_%u.pb", sd, i);
             cv_val *want = NULL;
-            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&m->values[g->outputs.v[i]].type), &want)) {
-                snprintf(why, whysz, "%s", carve_errmsg(ctx));
+            if (!nc_read_value(ctx, m, g->outputs.v[i], path, &want, why, whysz)) {
                 set_ok = false;
                 break;
             }
-            retype_bf16(want, &m->values[g->outputs.v[i]]);
             char w[600];
-            if (!compare(out[i], want, op, w, sizeof w)) {
+            if (!nc_same(out[i], want, op_tolerance, op, w, sizeof w)) {
                 snprintf(why, whysz, "set %d output %u '%s': %s", set, i, m->values[g->outputs.v[i]].name, w);
                 set_ok = false;
             }
@@ -239,37 +138,6 @@ out:
     return ok;
 }
 
-static char **known;
-static size_t n_known;
-
-static void load_known(const char *file)
-{
-    FILE *f = fopen(file, "r");
-    if (!f) {
-        fprintf(stderr, "nodetest: cannot read %s\n", file);
-        exit(2);
-    }
-    char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        line[strcspn(line, " \t\n")] = 0;
-        known = realloc(known, (n_known + 1) * sizeof *known);
-        known[n_known++] = strdup(line);
-    }
-    fclose(f);
-}
-
-static bool is_known(const char *dir)
-{
-    const char *base = strrchr(dir, '/');
-    base = base && base[1] ? base + 1 : dir;
-    for (size_t i = 0; i < n_known; i++)
-        if (!strcmp(known[i], base))
-            return true;
-    return false;
-}
-
 int main(int argc, char **argv)
 {
     bool quiet = false;
@@ -284,7 +152,7 @@ int main(int argc, char **argv)
             continue;
         }
         if (!strcmp(argv[i], "--known") && i + 1 < argc) {
-            load_known(argv[++i]);
+            nc_known_load("nodetest", argv[++i]);
             continue;
         }
         char why[1200] = "";
@@ -294,7 +162,7 @@ int main(int argc, char **argv)
         while (l > 1 && d[l - 1] == '/')
             d[--l] = 0;
         bool ok = run_case(d, why, sizeof why);
-        bool expected_fail = is_known(d);
+        bool expected_fail = nc_known_has(d);
         if (ok && !expected_fail) {
             pass++;
             if (!quiet)

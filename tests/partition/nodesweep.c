@@ -22,7 +22,7 @@
  * holds them to onnx.checker with full shape inference).
  * Closes with "N runs: P passed, R refused (by class...), F failed". */
 #define _DEFAULT_SOURCE
-#include "runtime/runtime.h"
+#include "nodecase.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -43,8 +43,6 @@ static const char *const targets[] = {"htp", "gpu", "lpai", "cpu", "cpu_full", "
 
 static bool verbose;
 static const char *save_dir; /* --save DIR: each lowered model as DIR/<case>.<target>.onnx */
-static char **known;
-static size_t n_known;
 
 /* Refusal classes: a substring of the message and the class's name. */
 static const struct {
@@ -59,114 +57,22 @@ static const struct {
 static size_t class_count[16];
 static size_t other_refusals;
 
-static bool is_known(const char *name)
+/* A fixed tolerance for every dtype (the lowered model against the original). */
+static void fixed_tol(const void *arg, carve_dtype dt, double *atol, double *rtol)
 {
-    for (size_t i = 0; i < n_known; i++)
-        if (!strcmp(known[i], name))
-            return true;
-    return false;
+    (void)dt;
+    const double *t = arg;
+    *atol = t[0], *rtol = t[1];
 }
 
-static void load_known(const char *file)
+/* The ONNX backend tests' tolerance; bfloat16 one step of its 8-bit
+ * significand (ONNX 1.12's data truncates to bfloat16, carve rounds to
+ * nearest even). */
+static void expected_tol(const void *arg, carve_dtype dt, double *atol, double *rtol)
 {
-    FILE *f = fopen(file, "r");
-    if (!f) {
-        fprintf(stderr, "nodesweep: cannot read %s\n", file);
-        exit(2);
-    }
-    char line[1024];
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
-        line[strcspn(line, " \t\n")] = 0;
-        known = realloc(known, (n_known + 1) * sizeof *known);
-        known[n_known++] = strdup(line);
-    }
-    fclose(f);
-}
-
-static bool is_float(carve_dtype t)
-{
-    return cv_dtype_is_float(t);
-}
-
-/* got against want: dtype, shape, then elements (strings exact, ints
- * exact, floats |got - want| <= atol + rtol * |want|, NaN equal NaN). */
-static bool same(const cv_val *got, const cv_val *want, double atol, double rtol, char *why, size_t whysz)
-{
-    if (!got || !want) {
-        snprintf(why, whysz, "%s", got ? "unexpected output" : "missing output");
-        return !got && !want;
-    }
-    if (got->kind != want->kind) {
-        snprintf(why, whysz, "kind %d, expected %d", got->kind, want->kind);
-        return false;
-    }
-    if (want->kind == CV_VAL_NONE)
-        return true;
-    if (want->kind == CV_VAL_SEQUENCE) {
-        if (got->n_items != want->n_items) {
-            snprintf(why, whysz, "sequence of %u, expected %u", got->n_items, want->n_items);
-            return false;
-        }
-        for (uint32_t i = 0; i < want->n_items; i++)
-            if (!same(got->items[i], want->items[i], atol, rtol, why, whysz))
-                return false;
-        return true;
-    }
-    if (got->dtype != want->dtype || got->rank != want->rank) {
-        snprintf(why, whysz, "%s rank %d, expected %s rank %d", carve_dtype_name(got->dtype), got->rank,
-                 carve_dtype_name(want->dtype), want->rank);
-        return false;
-    }
-    for (int i = 0; i < want->rank; i++)
-        if (got->dims[i] != want->dims[i]) {
-            snprintf(why, whysz, "dim %d is %lld, expected %lld", i, (long long)got->dims[i], (long long)want->dims[i]);
-            return false;
-        }
-    if (want->dtype == CARVE_STRING) {
-        for (size_t i = 0; i < want->nelem; i++)
-            if (strcmp(((char **)got->data)[i], ((char **)want->data)[i])) {
-                snprintf(why, whysz, "element %zu differs", i);
-                return false;
-            }
-        return true;
-    }
-    if (want->dtype == CARVE_COMPLEX64 || want->dtype == CARVE_COMPLEX128) {
-        for (size_t i = 0; i < want->nelem * 2; i++) {
-            double a = want->dtype == CARVE_COMPLEX64 ? ((float *)got->data)[i] : ((double *)got->data)[i];
-            double b = want->dtype == CARVE_COMPLEX64 ? ((float *)want->data)[i] : ((double *)want->data)[i];
-            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
-                snprintf(why, whysz, "element %zu: %.9g, expected %.9g", i / 2, a, b);
-                return false;
-            }
-        }
-        return true;
-    }
-    bool fl = is_float(want->dtype);
-    for (size_t i = 0; i < want->nelem; i++) {
-        if (fl) {
-            double a = cv_val_get_f64(got, i), b = cv_val_get_f64(want, i);
-            if ((isnan(a) && isnan(b)) || (isinf(b) && a == b))
-                continue;
-            if (!(fabs(a - b) <= atol + rtol * fabs(b))) {
-                snprintf(why, whysz, "element %zu: %.9g, expected %.9g (atol %g rtol %g)", i, a, b, atol, rtol);
-                return false;
-            }
-        } else if (cv_val_get_i64(got, i) != cv_val_get_i64(want, i)) {
-            snprintf(why, whysz, "element %zu: %lld, expected %lld", i, (long long)cv_val_get_i64(got, i),
-                     (long long)cv_val_get_i64(want, i));
-            return false;
-        }
-    }
-    return true;
-}
-
-static void retype_bf16(cv_val *v, const cv_value *decl)
-{
-    if (v && v->kind == CV_VAL_TENSOR && v->dtype == CARVE_UINT16 && decl->type.kind == CARVE_TYPE_TENSOR &&
-        decl->type.dtype == CARVE_BFLOAT16)
-        v->dtype = CARVE_BFLOAT16;
+    (void)arg;
+    bool bf = dt == CARVE_BFLOAT16;
+    *atol = bf ? 1e-2 : 1e-7, *rtol = bf ? 1e-2 : 1e-3;
 }
 
 static carve_status run(carve_model *m, const carve_target *t, cv_val **in, cv_val **out)
@@ -240,7 +146,7 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
     const cv_graph *g = &orig->graphs[0];
     n_in = g->inputs.n, n_out = g->outputs.n;
     in = calloc(n_in + 1, sizeof *in), o1 = calloc(n_out + 1, sizeof *o1), o2 = calloc(n_out + 1, sizeof *o2);
-    bool expect = !is_known(name);
+    bool expect = !nc_known_has(name);
     int sets = 0;
     for (int set = 0;; set++, sets++) {
         char sd[8300];
@@ -248,16 +154,8 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
         snprintf(sd, sizeof sd, "%s/test_data_set_%d", dir, set);
         if (stat(sd, &st) != 0)
             break;
-        for (uint32_t i = 0; i < n_in; i++) {
-            snprintf(path, sizeof path, "%s/input_%u.pb", sd, i);
-            if (stat(path, &st) != 0)
-                continue;
-            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&orig->values[g->inputs.v[i]].type), &in[i])) {
-                snprintf(why, whysz, "%s", carve_errmsg(ctx));
-                goto out;
-            }
-            retype_bf16(in[i], &orig->values[g->inputs.v[i]]);
-        }
+        if (!nc_read_inputs(ctx, orig, sd, in, why, whysz))
+            goto out;
         if (run(orig, NULL, in, o1)) {
             snprintf(why, whysz, "running the original: %s", carve_errmsg(ctx));
             goto out;
@@ -269,7 +167,8 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
         for (uint32_t i = 0; i < n_out; i++) {
             const char *oname = orig->values[g->outputs.v[i]].name;
             char w[600];
-            if (!same(o2[i], o1[i], 1e-4, 1e-3, w, sizeof w)) {
+            static const double lowered_tol[2] = {1e-4, 1e-3};
+            if (!nc_same(o2[i], o1[i], fixed_tol, lowered_tol, w, sizeof w)) {
                 snprintf(why, whysz, "set %d output '%s': lowered differs from the original: %s", set, oname, w);
                 goto out;
             }
@@ -277,17 +176,9 @@ static result sweep_one(const char *dir, const char *name, const char *tname, ch
                 continue;
             cv_val *want = NULL;
             snprintf(path, sizeof path, "%s/output_%u.pb", sd, i);
-            if (cv_val_read_file(ctx, path, cv_pb_kind_of(&orig->values[g->outputs.v[i]].type), &want)) {
-                snprintf(why, whysz, "%s", carve_errmsg(ctx));
+            if (!nc_read_value(ctx, orig, g->outputs.v[i], path, &want, why, whysz))
                 goto out;
-            }
-            retype_bf16(want, &orig->values[g->outputs.v[i]]);
-            /* the ONNX backend tests' tolerance; bfloat16 one step of its
-             * 8-bit significand (ONNX 1.12's data truncates to bfloat16,
-             * carve rounds to nearest even) */
-            bool bf = want->kind == CV_VAL_TENSOR && want->dtype == CARVE_BFLOAT16;
-            double atol = bf ? 1e-2 : 1e-7, rtol = bf ? 1e-2 : 1e-3;
-            bool ok = same(o1[i], want, atol, rtol, w, sizeof w);
+            bool ok = nc_same(o1[i], want, expected_tol, NULL, w, sizeof w);
             cv_val_unref(want);
             if (!ok) {
                 snprintf(why, whysz, "set %d output '%s': the original differs from the expected output: %s", set,
@@ -339,7 +230,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--save") && i + 1 < argc)
             save_dir = argv[++i];
         else if (!strcmp(argv[i], "--known") && i + 1 < argc)
-            load_known(argv[++i]);
+            nc_known_load("nodesweep", argv[++i]);
         else if (!strcmp(argv[i], "--shard") && i + 1 < argc && sscanf(argv[i + 1], "%d/%d", &shard, &shards) == 2 &&
                  shards > 0 && shard >= 0 && shard < shards)
             i++;
@@ -402,8 +293,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
-    for (size_t i = 0; i < n_known; i++)
-        free(known[i]);
-    free(known);
+    nc_known_free();
     return fail || other_refusals ? 1 : 0;
 }
