@@ -218,7 +218,11 @@ enum {
     CV_OP_SELECT = 1 << 9,       /* output 0 picks elements of input 0, values untouched (Slice, Gather) */
     CV_OP_MAKES_INT64 = 1 << 10, /* its int64 outputs are int64 whatever its inputs (Shape, ArgMax ...) */
     CV_OP_CONST_SOURCE = 1 << 11, /* output 0 is a constant from its attributes (Constant) */
-    CV_OP_READS_SHAPE = 1 << 12   /* reads only input 0's shape, never its values (Shape, Size) */
+    CV_OP_READS_SHAPE = 1 << 12,  /* reads only input 0's shape, never its values (Shape, Size) */
+    CV_OP_AXIS_SLICES = 1 << 13,  /* each slice along its `axis` attribute is computed on its own (Softmax-13):
+                                   * Transposes that move that axis last and back keep its values */
+    CV_OP_FIXED_RANGE = 1 << 14   /* output 0 lies in a fixed range whatever the input (Sigmoid, Tanh): an NPU
+                                   * may compute it quantized at a fixed encoding */
 };
 
 typedef struct cv_op_def {

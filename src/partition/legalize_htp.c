@@ -64,8 +64,7 @@ carve_status cv_legalize_softmax_axis(cv_lower *lw, const carve_target *t, carve
     for (uint32_t i = 0; i < cnt; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         const cv_node *n = &m->nodes[id];
-        /* op-list: data (the ops this HTP rule rewrites; to become a table flag) */
-        if (*n->domain || (strcmp(n->op, "Softmax") && strcmp(n->op, "LogSoftmax")) || n->in[0] == CARVE_NONE)
+        if (*n->domain || !cv_op_has(m, id, CV_OP_AXIS_SLICES) || n->in[0] == CARVE_NONE)
             continue;
         const cv_op_rule *r = cv_target_rule(m, id, t);
         int rank = m->values[n->in[0]].type.rank;
@@ -103,18 +102,6 @@ carve_status cv_legalize_softmax_axis(cv_lower *lw, const carve_target *t, carve
     return CARVE_OK;
 }
 
-/* The QuantizeLinear of the body reading v, or CARVE_NONE. */
-static carve_node_id q_reading(const carve_model *m, carve_graph_id body, carve_value_id v)
-{
-    const cv_graph *g = &m->graphs[body];
-    for (uint32_t k = 0; k < g->nodes.n; k++) {
-        const cv_node *q = &m->nodes[g->nodes.v[k]];
-        if (!strcmp(q->op, "QuantizeLinear") && !*q->domain && q->n_in >= 2 && q->in[0] == v)
-            return g->nodes.v[k];
-    }
-    return CARVE_NONE;
-}
-
 carve_status cv_legalize_requant16(cv_lower *lw, const carve_target *t, carve_graph_id body)
 {
     carve_model *m = lw->m;
@@ -122,13 +109,12 @@ carve_status cv_legalize_requant16(cv_lower *lw, const carve_target *t, carve_gr
     for (uint32_t i = 0; i < cnt; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         const cv_node *n = &m->nodes[id];
-        /* op-list: data (the ops this HTP rule rewrites; to become a table flag) */
-        if (*n->domain || (strcmp(n->op, "Sigmoid") && strcmp(n->op, "Tanh")) || n->out[0] == CARVE_NONE)
+        if (*n->domain || !cv_op_has(m, id, CV_OP_FIXED_RANGE) || n->out[0] == CARVE_NONE)
             continue;
         const cv_op_rule *r = cv_target_rule(m, id, t);
         if (!r || !(r->checks & CV_CHECK_FIXED_ENC16))
             continue;
-        carve_node_id qn = q_reading(m, body, n->out[0]);
+        carve_node_id qn = cv_quantize_reading(m, body, n->out[0]);
         if (qn == CARVE_NONE)
             continue;
         const cv_node *q = &m->nodes[qn];

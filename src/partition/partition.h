@@ -443,6 +443,8 @@ carve_status cv_legalize_requant16(cv_lower *lw, const carve_target *t, carve_gr
 /* The fixed encoding HTP gives a 16-bit Sigmoid/Tanh output of zero-point
  * dtype zt (uint16 or int16): false for other ops or dtypes. */
 bool cv_fixed_enc16(const char *op, carve_dtype zt, double *scale, int64_t *zero_point);
+/* The QuantizeLinear of graph g that reads v (its input 0), or CARVE_NONE. */
+carve_node_id cv_quantize_reading(const carve_model *m, carve_graph_id g, carve_value_id v);
 
 /* ================================================================ report.c */
 

@@ -177,14 +177,13 @@ bool cv_fixed_enc16(const char *op, carve_dtype zt, double *scale, int64_t *zero
     return true;
 }
 
-/* The QuantizeLinear that reads node n's output 0 in its graph, or CARVE_NONE. */
-static carve_node_id output_q(const carve_model *m, const cv_node *n)
+carve_node_id cv_quantize_reading(const carve_model *m, carve_graph_id g, carve_value_id v)
 {
-    const cv_graph *g = &m->graphs[n->graph];
-    for (uint32_t k = 0; k < g->nodes.n; k++) {
-        const cv_node *q = &m->nodes[g->nodes.v[k]];
-        if (q->n_in >= 2 && q->in[0] == n->out[0] && !strcmp(q->op, "QuantizeLinear") && !*q->domain)
-            return g->nodes.v[k];
+    const cv_graph *gr = &m->graphs[g];
+    for (uint32_t k = 0; k < gr->nodes.n; k++) {
+        const cv_node *q = &m->nodes[gr->nodes.v[k]];
+        if (q->n_in >= 2 && q->in[0] == v && !strcmp(q->op, "QuantizeLinear") && !*q->domain)
+            return gr->nodes.v[k];
     }
     return CARVE_NONE;
 }
@@ -198,7 +197,7 @@ static cv_reason fixed_enc16(const carve_model *m, carve_node_id id, const carve
     const cv_node *n = &m->nodes[id];
     /* found once per graph by cv_unit_inner when lowering gives it (a scan
      * of the graph per node was quadratic: 3 s for a 43,000-node chain) */
-    carve_node_id qn = inner ? inner->out_q : output_q(m, n);
+    carve_node_id qn = inner ? inner->out_q : cv_quantize_reading(m, n->graph, n->out[0]);
     if (qn == CARVE_NONE || t->lg_requant16)
         return CV_R_NONE;
     const cv_node *q = &m->nodes[qn];
