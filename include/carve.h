@@ -209,13 +209,15 @@ carve_ctx *carve_model_ctx(const carve_model *m);
 int64_t carve_model_ir_version(const carve_model *m);
 /* Sets the ir_version written on save (not checked). */
 void carve_model_set_ir_version(carve_model *m, int64_t v);
-/* Sets (or adds) the opset of a domain ("" is the default ONNX domain). */
+/* Sets (or adds) the opset of a domain ("" is the default ONNX domain).
+ * CARVE_ERR_NOMEM. */
 carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t version);
 /* Opset version of a domain, 0 when not imported. */
 int64_t carve_model_opset(const carve_model *m, const char *domain);
 /* The imported opsets, in import order: count, then domain and version of
  * the i-th (i < count; the strings are owned by m). */
 size_t carve_model_opset_count(const carve_model *m);
+/* The i-th imported opset: its domain (owned by m) and version. */
 void carve_model_opset_at(const carve_model *m, size_t i, const char **domain, int64_t *version);
 /* Sets producer_name and producer_version (copied). CARVE_ERR_NOMEM. */
 carve_status carve_model_set_producer(carve_model *m, const char *name, const char *version);
@@ -228,7 +230,9 @@ carve_status carve_model_fix_dim(carve_model *m, const char *name, int64_t value
 /* metadata_props: sets key to value (copied; an existing key is replaced),
  * CARVE_ERR_NOMEM; count, and the i-th pair (i < count; strings owned by m). */
 carve_status carve_model_set_metadata(carve_model *m, const char *key, const char *value);
+/* Number of metadata_props pairs. */
 size_t carve_model_metadata_count(const carve_model *m);
+/* The i-th metadata_props pair (key and value owned by m). */
 void carve_model_metadata_at(const carve_model *m, size_t i, const char **key, const char **value);
 /* Sets the model's doc_string (copied). CARVE_ERR_NOMEM. */
 carve_status carve_model_set_doc(carve_model *m, const char *doc);
@@ -237,7 +241,8 @@ carve_status carve_model_set_doc(carve_model *m, const char *doc);
 carve_graph_id carve_model_main_graph(const carve_model *m);
 
 /* Checks the rules every pass relies on; the first problem is reported with
- * the node's name, op and the field. */
+ * the node's name, op and the field: CARVE_ERR_INVALID (CARVE_ERR_NOMEM when
+ * memory runs out). m is not changed. */
 carve_status carve_model_verify(carve_model *m);
 
 /* A readable, deterministic text form of the whole model (golden tests read
@@ -246,6 +251,8 @@ char *carve_model_dump(const carve_model *m);
 
 /* ---------------------------------------------------------------- graphs */
 
+/* Number of graphs: the main graph (id 0) and every subgraph; ids run
+ * from 0 to count - 1. */
 size_t carve_model_graph_count(const carve_model *m);
 /* CARVE_NONE for the main graph. */
 carve_graph_id carve_graph_parent(const carve_model *m, carve_graph_id g);
@@ -256,13 +263,19 @@ const char *carve_graph_name(const carve_model *m, carve_graph_id g);
 /* Inputs, outputs and initializers of g: the count, then the i-th
  * (i < count; ids and indices are not checked: take them from the counts). */
 size_t carve_graph_input_count(const carve_model *m, carve_graph_id g);
+/* The i-th input of g. */
 carve_value_id carve_graph_input(const carve_model *m, carve_graph_id g, size_t i);
+/* Number of outputs of g. */
 size_t carve_graph_output_count(const carve_model *m, carve_graph_id g);
+/* The i-th output of g. */
 carve_value_id carve_graph_output(const carve_model *m, carve_graph_id g, size_t i);
+/* Number of initializers of g. */
 size_t carve_graph_initializer_count(const carve_model *m, carve_graph_id g);
+/* The i-th initializer of g. */
 carve_value_id carve_graph_initializer(const carve_model *m, carve_graph_id g, size_t i);
 /* Nodes in topological order. */
 size_t carve_graph_node_count(const carve_model *m, carve_graph_id g);
+/* The i-th node of g in topological order. */
 carve_node_id carve_graph_node(const carve_model *m, carve_graph_id g, size_t i);
 
 /* Creates an empty graph meant to become a GRAPH attribute of a node of
@@ -293,17 +306,22 @@ carve_node_id carve_graph_add_node(carve_model *m, carve_graph_id g, const char 
 
 /* ---------------------------------------------------------------- nodes */
 
+/* n's name (unique in the model), owned by m. */
 const char *carve_node_name(const carve_model *m, carve_node_id n);
 /* n's op type and domain ("" for ONNX), owned by m. */
 const char *carve_node_op(const carve_model *m, carve_node_id n);
+/* n's domain, "" for ONNX, owned by m. */
 const char *carve_node_domain(const carve_model *m, carve_node_id n);
 /* The graph n belongs to. */
 carve_graph_id carve_node_graph(const carve_model *m, carve_node_id n);
 /* Inputs and outputs of n: the count, then the i-th (i < count, not
  * checked); an omitted optional one is CARVE_NONE. */
 size_t carve_node_input_count(const carve_model *m, carve_node_id n);
+/* The i-th input of n, CARVE_NONE when omitted. */
 carve_value_id carve_node_input(const carve_model *m, carve_node_id n, size_t i);
+/* Number of outputs of n. */
 size_t carve_node_output_count(const carve_model *m, carve_node_id n);
+/* The i-th output of n, CARVE_NONE when omitted. */
 carve_value_id carve_node_output(const carve_model *m, carve_node_id n, size_t i);
 /* Looks a node up by its carve name (model-wide); CARVE_NONE if absent. */
 carve_node_id carve_model_find_node(const carve_model *m, const char *name);
@@ -331,13 +349,18 @@ typedef enum carve_attr_kind {
  * copied into the model. CARVE_ERR_ARG for a bad node or an empty name,
  * CARVE_ERR_NOMEM. */
 carve_status carve_node_set_attr_int(carve_model *m, carve_node_id n, const char *name, int64_t v);
+/* A FLOAT attribute. */
 carve_status carve_node_set_attr_float(carve_model *m, carve_node_id n, const char *name, float v);
+/* A STRING attribute from the NUL-terminated s. */
 carve_status carve_node_set_attr_string(carve_model *m, carve_node_id n, const char *name,
                                         const char *s);
+/* An INTS attribute of count values. */
 carve_status carve_node_set_attr_ints(carve_model *m, carve_node_id n, const char *name,
                                       size_t count, const int64_t *v);
+/* A FLOATS attribute of count values. */
 carve_status carve_node_set_attr_floats(carve_model *m, carve_node_id n, const char *name,
                                         size_t count, const float *v);
+/* A STRINGS attribute of count NUL-terminated strings. */
 carve_status carve_node_set_attr_strings(carve_model *m, carve_node_id n, const char *name,
                                          size_t count, const char *const *v);
 /* A tensor attribute (Constant's `value`, ConstantOfShape's `value`...). */
@@ -348,11 +371,14 @@ carve_status carve_node_set_attr_tensor(carve_model *m, carve_node_id n, const c
  * the node as a GRAPH attribute; GRAPHS takes several. */
 carve_status carve_node_set_attr_graph(carve_model *m, carve_node_id n, const char *name,
                                        carve_graph_id g);
+/* A GRAPHS attribute of count subgraphs, each handed over as with
+ * carve_node_set_attr_graph; CARVE_ERR_ARG, nothing set, when one cannot be. */
 carve_status carve_node_set_attr_graphs(carve_model *m, carve_node_id n, const char *name,
                                         size_t count, const carve_graph_id *gs);
 
 /* Reads an attribute; false when absent or of another kind. */
 bool carve_node_attr_int(const carve_model *m, carve_node_id n, const char *name, int64_t *v);
+/* A FLOAT attribute into *v; false when absent or of another kind. */
 bool carve_node_attr_float(const carve_model *m, carve_node_id n, const char *name, float *v);
 /* The string attribute (bytes, may hold NUL); *len receives its length. */
 const char *carve_node_attr_string(const carve_model *m, carve_node_id n, const char *name,
@@ -360,7 +386,9 @@ const char *carve_node_attr_string(const carve_model *m, carve_node_id n, const 
 /* n's attributes in order: the count, then the name (owned by m) and kind
  * of the i-th (i < count, not checked). */
 size_t carve_node_attr_count(const carve_model *m, carve_node_id n);
+/* The name of n's i-th attribute, owned by m. */
 const char *carve_node_attr_name(const carve_model *m, carve_node_id n, size_t i);
+/* The kind of n's i-th attribute. */
 carve_attr_kind carve_node_attr_kind(const carve_model *m, carve_node_id n, size_t i);
 
 /* ---------------------------------------------------------------- values */
@@ -376,20 +404,24 @@ typedef enum carve_value_kind {
 /* v's name (owned by m), what defines it, and the graph it lives in. Value
  * ids are not checked: take them from the graph and node accessors. */
 const char *carve_value_name(const carve_model *m, carve_value_id v);
+/* What defines v: a graph input, a constant, a node, or nothing. */
 carve_value_kind carve_value_kind_of(const carve_model *m, carve_value_id v);
+/* The graph v lives in. */
 carve_graph_id carve_value_graph(const carve_model *m, carve_value_id v);
 /* The node producing v, CARVE_NONE for inputs and initializers. */
 carve_node_id carve_value_producer(const carve_model *m, carve_value_id v);
 /* v's type: kind (tensor, sequence...) and element type (CARVE_UNDEFINED
  * when unknown). */
 carve_type_kind carve_value_type_kind(const carve_model *m, carve_value_id v);
+/* v's element type, CARVE_UNDEFINED when unknown. */
 carve_dtype carve_value_dtype(const carve_model *m, carve_value_id v);
 /* Rank, or -1 when the shape is unknown. */
 int carve_value_rank(const carve_model *m, carve_value_id v);
 /* Dim `axis` of v (param names a symbolic dim, owned by m), or {-1, NULL}
  * when unknown or axis is out of range. */
 carve_dim carve_value_dim(const carve_model *m, carve_value_id v, int axis);
-/* Sets a value's type (e.g. of a node output, for value_info). */
+/* Sets a value's type (e.g. of a node output, for value_info); dims are
+ * copied. CARVE_ERR_ARG for a bad value, dtype or rank, CARVE_ERR_NOMEM. */
 carve_status carve_value_set_type(carve_model *m, carve_value_id v, carve_dtype dtype, int rank,
                                   const carve_dim *dims);
 /* Looks a value up by name in graph g and, failing that, its ancestors. */
@@ -419,7 +451,9 @@ carve_status carve_tensor_create(carve_ctx *ctx, carve_dtype dtype, int rank, co
 void carve_tensor_free(carve_tensor *t);
 /* Element type, rank and dims (t's own array, rank entries). */
 carve_dtype carve_tensor_dtype(const carve_tensor *t);
+/* t's rank. */
 int carve_tensor_rank(const carve_tensor *t);
+/* t's dims: its own array of rank entries, valid while t lives. */
 const int64_t *carve_tensor_dims(const carve_tensor *t);
 /* Raw little-endian element bytes (not for CARVE_STRING). */
 void *carve_tensor_data(carve_tensor *t, size_t *nbytes);
@@ -430,7 +464,8 @@ size_t carve_tensor_count(const carve_tensor *t);
 double carve_tensor_get(const carve_tensor *t, size_t i);
 /* Sets element i (i < count) from a double (for any numeric dtype). */
 void carve_tensor_set(carve_tensor *t, size_t i, double x);
-/* Reads a .npy file or an ONNX TensorProto (.pb). */
+/* Reads a .npy file or an ONNX TensorProto (.pb) into *out, the caller's
+ * (carve_tensor_free); on error *out is NULL and the message names the file. */
 carve_status carve_tensor_read(carve_ctx *ctx, const char *path, carve_tensor **out);
 /* Writes .npy when the path ends in .npy, else a TensorProto, safely as
  * carve_model_save_file() does. */
@@ -463,7 +498,10 @@ carve_status carve_model_run_target(carve_model *m, const carve_target *t, carve
 
 /* ---------------------------------------------------------------- targets */
 
-/* A profile shipped with carve: "htp", "gpu", "lpai", "cpu". */
+/* A profile shipped with carve: "htp", "gpu", "lpai", "cpu" (or one a
+ * backend registered on ctx brings). *out is the caller's
+ * (carve_target_free); CARVE_ERR_ARG, *out NULL, for an unknown name (the
+ * message lists the built-in ones). */
 carve_status carve_target_builtin(carve_ctx *ctx, const char *name, carve_target **out);
 /* A target profile from a JSON file (docs/targets.md); errors name the file
  * and field. *out is NULL on failure; free it with carve_target_free. */

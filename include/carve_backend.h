@@ -157,6 +157,7 @@ const carve_backend *carve_backend_find(carve_ctx *ctx, const char *name);
 /* Number of backends registered on ctx and the i-th of them (built-in ones
  * first), for listing. */
 size_t carve_backend_count(carve_ctx *ctx);
+/* The i-th backend registered on ctx (owned by ctx), NULL when i >= count. */
 const carve_backend *carve_backend_at(carve_ctx *ctx, size_t i);
 
 /* The backend name target t's profile gives (its "backend" field), or,
