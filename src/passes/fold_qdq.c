@@ -195,32 +195,23 @@ static carve_status move_one(cv_fold *f, carve_node_id l, bool *changed)
     return CARVE_OK;
 }
 
+static carve_status move_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *changed)
+{
+    (void)g;
+    carve_status s = CARVE_OK;
+    for (uint32_t i = 0; i < nodes->n && !s; i++)
+        if (!f->m->nodes[nodes->v[i]].dead)
+            s = move_one(f, nodes->v[i], changed);
+    return s;
+}
+
 carve_status cv_fold_qdq(cv_fold *f)
 {
-    carve_model *m = f->m;
     bool changed = true;
     carve_status s = CARVE_OK;
     for (int round = 0; changed && !s && round < 16; round++) {
         changed = false;
-        cv_ids gs = {0};
-        if ((s = cv_fold_sweep_start(f, &gs))) {
-            cv_ids_free(&gs);
-            break;
-        }
-        for (uint32_t k = 0; k < gs.n && !s; k++) {
-            cv_ids nodes = {0};
-            const cv_graph *gr = &m->graphs[gs.v[k]];
-            if (!cv_ids_copy(&nodes, &gr->nodes))
-                s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-            f->lazy_g = gs.v[k]; /* moved ops leave the list in one sweep */
-            for (uint32_t i = 0; i < nodes.n && !s; i++)
-                if (!m->nodes[nodes.v[i]].dead)
-                    s = move_one(f, nodes.v[i], &changed);
-            cv_fold_flush(f);
-            f->lazy_g = CARVE_NONE;
-            cv_ids_free(&nodes);
-        }
-        cv_ids_free(&gs);
+        s = cv_fold_sweep(f, move_graph, NULL, &changed, "folding"); /* moved ops leave the list in one sweep */
     }
     return s;
 }

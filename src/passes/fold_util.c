@@ -64,6 +64,29 @@ carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs)
     return s;
 }
 
+carve_status cv_fold_sweep(cv_fold *f, cv_fold_visit_fn visit, cv_fold_visit_fn after, void *arg,
+                           const char *nomem)
+{
+    carve_model *m = f->m;
+    cv_ids gs = {0}, nodes = {0};
+    carve_status s = cv_fold_sweep_start(f, &gs);
+    for (uint32_t k = 0; k < gs.n && !s; k++) {
+        if (!cv_ids_copy(&nodes, &m->graphs[gs.v[k]].nodes))
+            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory %s", nomem);
+        f->lazy_g = gs.v[k];
+        if (!s)
+            s = visit(f, gs.v[k], &nodes, arg);
+        cv_fold_flush(f);
+        f->lazy_g = CARVE_NONE;
+        carve_status a = after ? after(f, gs.v[k], &nodes, arg) : CARVE_OK;
+        if (!s)
+            s = a;
+    }
+    cv_ids_free(&nodes);
+    cv_ids_free(&gs);
+    return s;
+}
+
 carve_status cv_fold_count_uses(cv_fold *f)
 {
     carve_model *m = f->m;

@@ -205,32 +205,22 @@ static carve_status fuse_gemm(cv_fold *f, carve_node_id add, uint32_t at, bool *
 }
 
 /* One sweep over the live graphs; *changed when something fused. */
-static carve_status sweep(cv_fold *f, bool *changed)
+/* fused nodes leave the list in one sweep at the end, so positions in it
+ * stay those of `nodes` until then */
+static carve_status fuse_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *changed)
 {
-    carve_model *m = f->m;
-    cv_ids gs = {0};
-    carve_status s = cv_fold_sweep_start(f, &gs);
-    for (uint32_t k = 0; k < gs.n && !s; k++) {
-        cv_ids nodes = {0};
-        const cv_graph *gr = &m->graphs[gs.v[k]];
-        if (!cv_ids_copy(&nodes, &gr->nodes))
-            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-        /* fused nodes leave the list in one sweep at the end, so positions
-         * in it stay those of `nodes` until then */
-        f->lazy_g = gs.v[k];
-        for (uint32_t i = 0; i < nodes.n && !s; i++)
-            if (!m->nodes[nodes.v[i]].dead)
-                s = fuse_bn(f, nodes.v[i], changed);
-        for (uint32_t i = 0; i < nodes.n && !s; i++)
-            if (!m->nodes[nodes.v[i]].dead)
-                s = fuse_gemm(f, nodes.v[i], i, changed);
-        cv_fold_flush(f);
-        f->lazy_g = CARVE_NONE;
-        cv_ids_free(&nodes);
-    }
-    cv_ids_free(&gs);
+    (void)g;
+    carve_status s = CARVE_OK;
+    for (uint32_t i = 0; i < nodes->n && !s; i++)
+        if (!f->m->nodes[nodes->v[i]].dead)
+            s = fuse_bn(f, nodes->v[i], changed);
+    for (uint32_t i = 0; i < nodes->n && !s; i++)
+        if (!f->m->nodes[nodes->v[i]].dead)
+            s = fuse_gemm(f, nodes->v[i], i, changed);
     return s;
 }
+
+static carve_status sweep(cv_fold *f, bool *changed) { return cv_fold_sweep(f, fuse_graph, NULL, changed, "folding"); }
 
 carve_status cv_fold_fuse(cv_fold *f)
 {

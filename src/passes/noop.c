@@ -193,84 +193,95 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
  * are redirected when its turn comes, and the rest of the graph and its
  * subgraphs once at the end (not one whole-graph rewrite per removed op);
  * removed ops leave the list in one sweep too. */
-static carve_status sweep(cv_fold *f, bool *changed)
+typedef struct {
+    bool *changed;
+    carve_value_id *rep; /* by value id, made at the first removal */
+    uint32_t n_rep;
+    cv_ids replaced; /* the values rep replaces, to reset it per graph */
+    bool redirected; /* in the current graph */
+} noop_sweep;
+
+static carve_status noop_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg)
 {
+    (void)g;
     carve_model *m = f->m;
-    cv_ids gs = {0};
-    carve_status s = cv_fold_sweep_start(f, &gs);
-    carve_value_id *rep = NULL; /* by value id, made at the first removal */
-    uint32_t n_rep = m->n_values;
-    cv_ids replaced = {0};      /* the values rep replaces, to reset it per graph */
-    for (uint32_t k = 0; k < gs.n && !s; k++) {
-        cv_ids nodes = {0};
-        const cv_graph *gr = &m->graphs[gs.v[k]];
-        bool redirected = false;
-        if (!cv_ids_copy(&nodes, &gr->nodes))
-            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-        f->lazy_g = gs.v[k];
-        for (uint32_t i = 0; i < nodes.n && !s; i++) {
-            carve_node_id id = nodes.v[i];
-            const char *what = NULL;
-            if (m->nodes[id].dead)
-                continue;
-            cv_node *nd = &m->nodes[id];
-            for (uint32_t j = 0; redirected && j < nd->n_in; j++)
-                nd->in[j] = cv_fold_resolve(rep, n_rep, nd->in[j]);
-            int k_in = passes_through(f, id, &what);
-            if (k_in < 0)
-                continue;
-            const cv_node *n = &m->nodes[id];
-            carve_value_id x = n->in[k_in], y = n->out[0];
-            const cv_type *xt = tensor_type(m, x), *yt = tensor_type(m, y);
-            if (xt && yt && xt->dtype != yt->dtype)
-                continue; /* a type the model declares differently: leave it */
-            if (!f->is_out[y]) {
-                if (!rep) {
-                    if (!(rep = cv_malloc(((size_t)n_rep + 1) * sizeof *rep))) {
-                        s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-                        break;
-                    }
-                    for (uint32_t v = 0; v < n_rep; v++)
-                        rep[v] = CARVE_NONE;
-                }
-                if (y < n_rep && cv_ids_push(&replaced, y)) {
-                    rep[y] = x;
-                } else if (y < n_rep) {
+    noop_sweep *w = arg;
+    carve_status s = CARVE_OK;
+    w->redirected = false;
+    for (uint32_t i = 0; i < nodes->n && !s; i++) {
+        carve_node_id id = nodes->v[i];
+        const char *what = NULL;
+        if (m->nodes[id].dead)
+            continue;
+        cv_node *nd = &m->nodes[id];
+        for (uint32_t j = 0; w->redirected && j < nd->n_in; j++)
+            nd->in[j] = cv_fold_resolve(w->rep, w->n_rep, nd->in[j]);
+        int k_in = passes_through(f, id, &what);
+        if (k_in < 0)
+            continue;
+        const cv_node *n = &m->nodes[id];
+        carve_value_id x = n->in[k_in], y = n->out[0];
+        const cv_type *xt = tensor_type(m, x), *yt = tensor_type(m, y);
+        if (xt && yt && xt->dtype != yt->dtype)
+            continue; /* a type the model declares differently: leave it */
+        if (!f->is_out[y]) {
+            if (!w->rep) {
+                if (!(w->rep = cv_malloc(((size_t)w->n_rep + 1) * sizeof *w->rep))) {
                     s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
                     break;
-                } else {
-                    cv_fold_replace_reads(m, n->graph, y, x, false);
                 }
-                redirected = true;
-                f->uses[x] += f->uses[y];
-                f->uses[y] = 0;
-            } else {
-                carve_node_id p = m->values[x].producer;
-                if (p == CARVE_NONE || m->nodes[p].graph != n->graph || f->uses[x] != 1 || f->is_out[x])
-                    continue;
-                cv_fold_rebind_output(f, p, m->values[x].out_index, y);
+                for (uint32_t v = 0; v < w->n_rep; v++)
+                    w->rep[v] = CARVE_NONE;
             }
-            f->uses[x]--;
-            const char *why = cv_arena_printf(&m->arena, "%s: it computes nothing", what);
-            if (!why)
+            if (y < w->n_rep && cv_ids_push(&w->replaced, y)) {
+                w->rep[y] = x;
+            } else if (y < w->n_rep) {
                 s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-            else
-                cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, why);
-            *changed = true;
+                break;
+            } else {
+                cv_fold_replace_reads(m, n->graph, y, x, false);
+            }
+            w->redirected = true;
+            f->uses[x] += f->uses[y];
+            f->uses[y] = 0;
+        } else {
+            carve_node_id p = m->values[x].producer;
+            if (p == CARVE_NONE || m->nodes[p].graph != n->graph || f->uses[x] != 1 || f->is_out[x])
+                continue;
+            cv_fold_rebind_output(f, p, m->values[x].out_index, y);
         }
-        cv_fold_flush(f);
-        f->lazy_g = CARVE_NONE;
-        if (redirected) {
-            cv_fold_replace_reads_map(m, gs.v[k], rep, n_rep);
-            for (uint32_t q = 0; q < replaced.n; q++)
-                rep[replaced.v[q]] = CARVE_NONE;
-            replaced.n = 0;
-        }
-        cv_ids_free(&nodes);
+        f->uses[x]--;
+        const char *why = cv_arena_printf(&m->arena, "%s: it computes nothing", what);
+        if (!why)
+            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+        else
+            cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, why);
+        *w->changed = true;
     }
-    cv_free(rep);
-    cv_ids_free(&replaced);
-    cv_ids_free(&gs);
+    return s;
+}
+
+/* The rest of the graph and its subgraphs read the kept inputs, at once. */
+static carve_status noop_redirect(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg)
+{
+    (void)nodes;
+    noop_sweep *w = arg;
+    if (w->redirected) {
+        cv_fold_replace_reads_map(f->m, g, w->rep, w->n_rep);
+        for (uint32_t q = 0; q < w->replaced.n; q++)
+            w->rep[w->replaced.v[q]] = CARVE_NONE;
+        w->replaced.n = 0;
+    }
+    w->redirected = false;
+    return CARVE_OK;
+}
+
+static carve_status sweep(cv_fold *f, bool *changed)
+{
+    noop_sweep w = {.changed = changed, .n_rep = f->m->n_values};
+    carve_status s = cv_fold_sweep(f, noop_graph, noop_redirect, &w, "folding");
+    cv_free(w.rep);
+    cv_ids_free(&w.replaced);
     return s;
 }
 

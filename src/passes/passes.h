@@ -112,6 +112,16 @@ void cv_fold_drop_graph(cv_fold *f, carve_graph_id g, carve_node_id into, const 
 /* The start of a sweep: cv_fold_count_uses, then the live graphs into *gs
  * (the caller frees it, also on error). */
 carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs);
+/* A visitor of one live graph g; nodes is a snapshot of g's node list
+ * (dropped nodes stay listed, dead, until the sweep flushes them). */
+typedef carve_status (*cv_fold_visit_fn)(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg);
+/* One sweep over the live graphs, parents first (cv_fold_sweep_start): for
+ * each, `visit` on a snapshot of its nodes with f->lazy_g set to it, then
+ * cv_fold_flush, then `after` (may be NULL; called after an error too). The
+ * first error stops the sweep and is returned; nomem ends the out-of-memory
+ * message ("folding"). */
+carve_status cv_fold_sweep(cv_fold *f, cv_fold_visit_fn visit, cv_fold_visit_fn after, void *arg,
+                           const char *nomem);
 /* Takes node n out of its graph with every node of its subgraphs, and
  * records its fate; the subgraphs' nodes are REMOVED with the same why. */
 void cv_fold_drop(cv_fold *f, carve_node_id n, cv_fate fate, carve_node_id into, const char *why);

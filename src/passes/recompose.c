@@ -601,46 +601,51 @@ static carve_status rewrite(cv_fold *f, cv_recomp_cfg *rc, const rc_pattern *p, 
     return CARVE_OK;
 }
 
+typedef struct {
+    cv_recomp_cfg *rc;
+    bool on[sizeof patterns / sizeof patterns[0]]; /* the model's opset has it and the targets want it */
+} recompose_sweep;
+
+/* last nodes first, so the longest form of a pattern (with its affine
+ * tail) is seen before its shorter prefix */
+static carve_status recompose_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg)
+{
+    (void)g;
+    carve_model *m = f->m;
+    recompose_sweep *w = arg;
+    carve_status s = CARVE_OK;
+    for (uint32_t i = nodes->n; i-- > 0 && !s;) {
+        carve_node_id id = nodes->v[i];
+        if (m->nodes[id].dead)
+            continue;
+        for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
+            if (!w->on[p])
+                continue;
+            rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
+            if (!patterns[p].match(f, id, &mt) || !member_ok(f, w->rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
+                continue;
+            s = rewrite(f, w->rc, &patterns[p], id, i, &mt);
+            break;
+        }
+    }
+    return s;
+}
+
+/* The next graph's patterns see the uses as this graph's rewrites left them. */
+static carve_status recount(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg)
+{
+    (void)g, (void)nodes, (void)arg;
+    return cv_fold_count_uses(f);
+}
+
 carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc)
 {
-    carve_model *m = f->m;
-    int64_t opset = carve_model_opset(m, "");
-    /* the patterns the model's opset has and the targets want, asked once */
-    bool on[sizeof patterns / sizeof patterns[0]];
+    int64_t opset = carve_model_opset(f->m, "");
+    recompose_sweep w = {.rc = rc};
+    /* asked once, not per node */
     for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++)
-        on[p] = opset >= patterns[p].since && (!rc->wants || rc->wants(patterns[p].op, rc->user));
-    cv_ids gs = {0};
-    carve_status s = cv_fold_sweep_start(f, &gs);
-    for (uint32_t k = 0; k < gs.n && !s; k++) {
-        cv_ids nodes = {0};
-        const cv_graph *gr = &m->graphs[gs.v[k]];
-        if (!cv_ids_copy(&nodes, &gr->nodes))
-            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory recomposing");
-        f->lazy_g = gs.v[k];
-        /* last nodes first, so the longest form of a pattern (with its
-         * affine tail) is seen before its shorter prefix */
-        for (uint32_t i = nodes.n; i-- > 0 && !s;) {
-            carve_node_id id = nodes.v[i];
-            if (m->nodes[id].dead)
-                continue;
-            for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
-                if (!on[p])
-                    continue;
-                rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
-                if (!patterns[p].match(f, id, &mt) || !member_ok(f, rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
-                    continue;
-                s = rewrite(f, rc, &patterns[p], id, i, &mt);
-                break;
-            }
-        }
-        cv_fold_flush(f);
-        f->lazy_g = CARVE_NONE;
-        cv_ids_free(&nodes);
-        if (!s)
-            s = cv_fold_count_uses(f);
-    }
-    cv_ids_free(&gs);
-    return s;
+        w.on[p] = opset >= patterns[p].since && (!rc->wants || rc->wants(patterns[p].op, rc->user));
+    return cv_fold_sweep(f, recompose_graph, recount, &w, "recomposing");
 }
 
 void cv_recomp_free(cv_recomp_cfg *rc)
