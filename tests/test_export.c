@@ -312,11 +312,7 @@ static bool has_unknown(const ProtobufCMessage *msg, const ProtobufCMessageUnkno
 static Onnx__ModelProto *rich_proto(carve_ctx *ctx, carve_model **m)
 {
     *m = t_rich_model(ctx);
-    size_t len;
-    void *bytes = *m ? t_save(*m, &len) : NULL;
-    Onnx__ModelProto *mp = bytes ? t_pb_unpack(bytes, len) : NULL;
-    carve_free(bytes);
-    return mp;
+    return *m ? t_save_pb(*m) : NULL;
 }
 
 
@@ -365,7 +361,6 @@ TEST(unknown_fields_kept_verbatim)
     Onnx__ModelProto *mp = rich_proto(ctx, &m);
     REQUIRE(mp);
     size_t len;
-    void *bytes;
     /* IR 10's NodeProto.metadata_props (field 9), a StringStringEntryProto
      * {key: "origin", value: "layer1"}: unknown to Debian's onnx.proto. */
     const uint8_t entry[] = {0x0a, 6, 'o', 'r', 'i', 'g', 'i', 'n', 0x12, 6, 'l', 'a', 'y', 'e', 'r', '1'};
@@ -397,10 +392,7 @@ TEST(unknown_fields_kept_verbatim)
     carve_free(dump);
     carve_model *r2 = ROUND_TRIP(ctx, r);
     CHECK(r2 != NULL);
-    bytes = t_save(r, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *back = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *back = t_save_pb(r);
     REQUIRE(back);
     CHECK(has_unknown(&t_pb_find_node(back->graph, "sum")->base, &meta));
     CHECK(has_unknown(&back->base, &mvar));
@@ -425,10 +417,7 @@ TEST(opaque_messages_kept)
     carve_model *m = t_rich_model(ctx);
     REQUIRE(m != NULL);
     size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *mp = t_save_pb(m);
     REQUIRE(mp);
     Onnx__FunctionProto *fn = t_pb_alloc(sizeof *fn);
     *fn = (Onnx__FunctionProto)ONNX__FUNCTION_PROTO__INIT;
@@ -457,9 +446,7 @@ TEST(opaque_messages_kept)
     CHECK_INT(carve_value_type_kind(r, sv), CARVE_TYPE_OTHER);
     carve_model *r2 = ROUND_TRIP(ctx, r);
     CHECK(r2 != NULL);
-    bytes = t_save(r, &len);
-    Onnx__ModelProto *back = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *back = t_save_pb(r);
     REQUIRE(back);
     REQUIRE_INT(back->n_functions, 1);
     CHECK_STR(back->functions[0]->name, "MyRelu");
@@ -493,10 +480,7 @@ TEST(value_described_twice_keeps_its_fields_once)
     carve_model *m = t_rich_model(ctx);
     REQUIRE(m != NULL);
     size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *mp = t_save_pb(m);
     REQUIRE(mp && mp->graph->n_output == 2);
     Onnx__ValueInfoProto *again = t_pb_alloc(sizeof *again);
     *again = (Onnx__ValueInfoProto)ONNX__VALUE_INFO_PROTO__INIT;

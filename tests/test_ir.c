@@ -206,10 +206,7 @@ TEST(attributes_of_imported_only_kinds)
     REQUIRE(n != CARVE_NONE);
     REQUIRE_OK(ctx, carve_graph_add_output(m, 0, carve_node_output(m, n, 0)));
     size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *mp = t_save_pb(m);
     REQUIRE(mp);
     Onnx__NodeProto *np = mp->graph->node[0];
 
@@ -270,10 +267,7 @@ TEST(attributes_of_imported_only_kinds)
     carve_model *r2 = ROUND_TRIP(ctx, r);
     CHECK(r2 != NULL);
     /* Exported again, the attributes are the same messages. */
-    bytes = t_save(r2, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *back = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *back = t_save_pb(r2);
     REQUIRE(back);
     Onnx__NodeProto *bn = back->graph->node[0];
     REQUIRE_INT(bn->n_attribute, 5);
@@ -369,10 +363,7 @@ TEST(subgraph_capture_orders_nodes)
 
     /* Put If first in the file. */
     size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *mp = t_save_pb(m);
     REQUIRE(mp && mp->graph->n_node == 2);
     Onnx__NodeProto *tmp = mp->graph->node[0];
     mp->graph->node[0] = mp->graph->node[1];
@@ -412,10 +403,7 @@ TEST(value_kinds)
     /* An input that also has an initializer (IR < 4: a default value) is
      * known only at run time: INPUT, not CONST. */
     size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *mp = t_save_pb(m);
     REQUIRE(mp);
     Onnx__ValueInfoProto *vi = t_pb_alloc(sizeof *vi);
     *vi = (Onnx__ValueInfoProto)ONNX__VALUE_INFO_PROTO__INIT;

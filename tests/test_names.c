@@ -288,11 +288,7 @@ TEST(names_survive_round_trip)
         perm[i] = i;
     carve_model *m = load_permuted(ctx, named_model(), perm);
     REQUIRE(m != NULL);
-    size_t len;
-    void *bytes = t_save(m, &len);
-    REQUIRE(bytes);
-    Onnx__ModelProto *mp = t_pb_unpack(bytes, len);
-    carve_free(bytes);
+    Onnx__ModelProto *mp = t_save_pb(m);
     REQUIRE(mp);
     for (size_t i = 0; i < mp->graph->n_node; i++)
         CHECK(mp->graph->node[i]->name && *mp->graph->node[i]->name);

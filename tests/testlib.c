@@ -165,6 +165,16 @@ void *t_save(carve_model *m, size_t *n)
     return bytes;
 }
 
+Onnx__ModelProto *t_save_pb(carve_model *m)
+{
+    size_t len;
+    void *bytes = t_save(m, &len);
+    Onnx__ModelProto *mp = bytes ? t_pb_unpack(bytes, len) : NULL;
+    carve_free(bytes);
+    t_check(mp != NULL, __FILE__, __LINE__, "the saved model unpacks");
+    return mp;
+}
+
 carve_model *t_load(carve_ctx *ctx, const void *bytes, size_t n)
 {
     carve_model *m = NULL;

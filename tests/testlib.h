@@ -76,6 +76,9 @@ const char *t_path(const char *dir, const char *name);
 
 /* carve_model_save_memory, failing the test on error (returns NULL). */
 void *t_save(carve_model *m, size_t *n);
+/* m saved and unpacked with protobuf-c (pool memory, like t_pb_unpack),
+ * failing the test on error (returns NULL). */
+Onnx__ModelProto *t_save_pb(carve_model *m);
 /* carve_model_load_memory without options. */
 carve_model *t_load(carve_ctx *ctx, const void *bytes, size_t n);
 /* Dump comparison that prints the first differing line. */

@@ -153,13 +153,9 @@ void cv_outputs_fail(carve_outputs *o)
 
 carve_outputs *carve_outputs_new(carve_ctx *ctx)
 {
-    carve_outputs *o = cv_malloc(sizeof *o);
-    if (!o) {
-        cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    memset(o, 0, sizeof *o);
-    o->ctx = ctx;
+    carve_outputs *o = cv_zalloc(ctx, sizeof *o, NULL);
+    if (o)
+        o->ctx = ctx;
     return o;
 }
 

@@ -148,6 +148,17 @@ void cv_arena_free(cv_arena *a)
 
 /* ---------------------------------------------------------------- ids */
 
+void *cv_zalloc(carve_ctx *ctx, size_t n, const char *doing)
+{
+    void *p = cv_malloc(n);
+    if (!p) {
+        cv_error(ctx, CARVE_ERR_NOMEM, "out of memory%s%s", doing ? " " : "", doing ? doing : "");
+        return NULL;
+    }
+    memset(p, 0, n);
+    return p;
+}
+
 char *cv_strdup(const char *s)
 {
     size_t n = strlen(s) + 1;

@@ -20,6 +20,10 @@
 void *cv_malloc(size_t n);
 void *cv_realloc(void *p, size_t n);
 void cv_free(void *p);
+/* A zeroed cv_malloc'd block of n bytes (the caller cv_frees it); NULL when
+ * out of memory, with CARVE_ERR_NOMEM "out of memory" and then ` doing`
+ * (when not NULL: "creating a model") on ctx. */
+void *cv_zalloc(carve_ctx *ctx, size_t n, const char *doing);
 /* A cv_malloc'd copy of s (the caller cv_frees it); NULL when out of memory. */
 char *cv_strdup(const char *s);
 /* Room for one more element in array v of *cap elements of el bytes:

@@ -9,12 +9,9 @@
 
 carve_model *carve_model_new(carve_ctx *ctx)
 {
-    carve_model *m = cv_malloc(sizeof *m);
-    if (!m) {
-        cv_error(ctx, CARVE_ERR_NOMEM, "out of memory creating a model");
+    carve_model *m = cv_zalloc(ctx, sizeof *m, "creating a model");
+    if (!m)
         return NULL;
-    }
-    memset(m, 0, sizeof *m);
     m->ctx = ctx;
     m->ir_version = 8;
     m->opset_gen = 1;

@@ -527,12 +527,11 @@ carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const
         cJSON_Delete(root);
         return p.st;
     }
-    carve_target *t = cv_malloc(sizeof *t);
+    carve_target *t = cv_zalloc(ctx, sizeof *t, NULL);
     if (!t) {
         cJSON_Delete(root);
-        return cv_error(ctx, CARVE_ERR_NOMEM, "out of memory");
+        return CARVE_ERR_NOMEM;
     }
-    memset(t, 0, sizeof *t);
     bool ok = parse(&p, root, t);
     cJSON_Delete(root);
     if (!ok) {

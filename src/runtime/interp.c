@@ -59,12 +59,11 @@ carve_status cv_interp_init(cv_interp *ip, carve_model *m)
     for (uint32_t i = 0; i < m->n_nodes; i++)
         ip->defs[i] = cv_op_for_node(m, i);
     if (!m->run_pool) {
-        cv_pool *p = cv_malloc(sizeof *p);
+        cv_pool *p = cv_zalloc(m->ctx, sizeof *p, "preparing to run");
         if (!p) {
             cv_interp_free(ip);
-            return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
+            return CARVE_ERR_NOMEM;
         }
-        memset(p, 0, sizeof *p);
         m->run_pool = p;
         m->run_pool_free = free_run_pool;
     }
