@@ -17,6 +17,9 @@
 #                      (exit 0) or "LABEL$CASE: N check(s) failed" (exit 1).
 #   finish TEXT        ends a script without cases: TEXT (exit 0) or the
 #                      failure count (exit 1).
+# Scripts that count checks themselves (running carve their own way) use
+#   ok / fail_only MESSAGE (counts a failure, prints only the message), then
+#   finish_counts      "N passed, M failed"; the exit status 1 when M > 0.
 # Exit statuses of carve, as everywhere in the CLI: 0 success, 1 a problem
 # with the model or the request, 2 a usage error.
 
@@ -24,6 +27,7 @@ cli_init() {
   T=$(mktemp -d "${TMPDIR:-/tmp}/carve-$1-XXXXXX")
   trap 'rm -rf "$T"' EXIT
   failures=0
+  passes=0
 }
 
 run() {
@@ -39,6 +43,12 @@ fail() {
   echo "--- stdout"
   if [ -n "${FAIL_OUT_BYTES:-}" ]; then head -c "$FAIL_OUT_BYTES" "$T/out"; else cat "$T/out"; fi
   echo "--- stderr"; cat "$T/err"; echo "---"
+  failures=$((failures + 1))
+}
+
+ok() { passes=$((passes + 1)); }
+fail_only() {
+  echo "FAIL: $*"
   failures=$((failures + 1))
 }
 
@@ -69,4 +79,9 @@ finish() {
   fi
   echo "$1"
   exit 0
+}
+
+finish_counts() {
+  echo "$passes passed, $failures failed"
+  [ "$failures" -eq 0 ]
 }

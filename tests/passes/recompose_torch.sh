@@ -9,12 +9,8 @@
 #   recompose_torch.sh CARVE
 set -uo pipefail
 CARVE=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-passes=0
-ok() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "$0")/../lib.sh"
+cli_init recompose-torch
 /usr/bin/python3 - "$T" <<'PY' || { echo "FAIL: torch export"; echo "0 passed, 1 failed"; exit 1; }
 import sys, torch
 torch.manual_seed(0)
@@ -35,22 +31,21 @@ for op in 13 16; do
   n=3 # at opset 16 torch writes HardSwish itself
   [ $op = 16 ] && n=2
   "$CARVE" inspect "$in" >"$T/before" 2>&1
-  grep -qE '^  LayerNormalization' "$T/before" && fail "opset $op: torch already wrote LayerNormalization" || ok
+  grep -qE '^  LayerNormalization' "$T/before" && fail_only "opset $op: torch already wrote LayerNormalization" || ok
   "$CARVE" fold "$in" --recompose -o "$T/f$op.onnx" 2>"$T/err"
   rc=$?
-  [ $rc -eq 0 ] && ok || fail "opset $op: carve fold --recompose exits $rc: $(cat "$T/err")"
-  grep -q "$n patterns recomposed" "$T/err" && ok || fail "opset $op: fold summary: $(cat "$T/err")"
+  [ $rc -eq 0 ] && ok || fail_only "opset $op: carve fold --recompose exits $rc: $(cat "$T/err")"
+  grep -q "$n patterns recomposed" "$T/err" && ok || fail_only "opset $op: fold summary: $(cat "$T/err")"
   "$CARVE" inspect "$T/f$op.onnx" >"$T/after" 2>&1
   for o in LayerNormalization Gelu HardSwish; do
-    grep -qE "^  $o +1\$" "$T/after" && ok || fail "opset $op: not one $o after recomposition: $(cat "$T/after")"
+    grep -qE "^  $o +1\$" "$T/after" && ok || fail_only "opset $op: not one $o after recomposition: $(cat "$T/after")"
   done
   for o in ReduceMean Erf HardSigmoid Pow; do
-    grep -qE "^  $o " "$T/after" && fail "opset $op: $o left after recomposition" || ok
+    grep -qE "^  $o " "$T/after" && fail_only "opset $op: $o left after recomposition" || ok
   done
   "$CARVE" check "$in" --target htp --random-inputs 3 >"$T/out" 2>"$T/err"
   rc=$?
   [ $rc -eq 0 ] && grep -q "recomposed: $n patterns" "$T/err" && ok ||
-    fail "opset $op: carve check --target htp exits $rc: $(cat "$T/err" "$T/out")"
+    fail_only "opset $op: carve check --target htp exits $rc: $(cat "$T/err" "$T/out")"
 done
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish_counts
