@@ -68,6 +68,27 @@ bool ot_close(const cv_val *a, const cv_val *b, double atol, double rtol, char *
     return true;
 }
 
+carve_model *ot_clone(carve_model *m)
+{
+    void *bytes = NULL;
+    size_t n = 0;
+    carve_model *c = NULL;
+    if (carve_model_save_memory(m, &bytes, &n) == CARVE_OK)
+        carve_model_load_memory(carve_model_ctx(m), bytes, n, NULL, &c);
+    carve_free(bytes);
+    return c;
+}
+
+void ot_check_outputs(cv_val **got, cv_val **want, uint32_t n, double atol, double rtol, const char *what,
+                      const char *how)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        char why[300] = "";
+        OT_CHECK(got[i] && want[i] && ot_close(got[i], want[i], atol, rtol, why, sizeof why), "%s: output %u %s: %s",
+                 what, i, how, why);
+    }
+}
+
 carve_status ot_run(carve_model *m, cv_val **inputs, cv_val **outputs)
 {
     cv_interp ip;
@@ -127,11 +148,8 @@ void ot_check_decomposition(carve_model *m, carve_node_id n, cv_val **inputs, do
     }
     s = ot_run(m, inputs, after);
     OT_CHECK(s == CARVE_OK, "%s: run after decomposition: %s", op, carve_errmsg(ctx));
-    for (uint32_t i = 0; i < n_out && !s; i++) {
-        char why[300] = "";
-        OT_CHECK(before[i] && after[i] && ot_close(after[i], before[i], atol, rtol, why, sizeof why),
-                 "%s: output %u differs after decomposition: %s", op, i, why);
-    }
+    if (!s)
+        ot_check_outputs(after, before, n_out, atol, rtol, op, "differs after decomposition");
 out:
     for (uint32_t i = 0; i < 8; i++) {
         cv_val_unref(before[i]);

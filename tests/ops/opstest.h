@@ -14,6 +14,13 @@ cv_val *ot_random(carve_dtype dtype, int rank, const int64_t *dims, uint32_t see
 bool ot_close(const cv_val *a, const cv_val *b, double atol, double rtol, char *why, size_t whysz);
 /* Runs the main graph; outputs[] receive references. */
 carve_status ot_run(carve_model *m, cv_val **inputs, cv_val **outputs);
+/* A copy of m through ONNX bytes (as a user's file would arrive), on m's
+ * context; NULL (the message on the context) when saving or loading fails. */
+carve_model *ot_clone(carve_model *m);
+/* got[i] against want[i] for i < n, each within atol/rtol; a difference is
+ * reported as "<what>: output <i> <how>: <why>". */
+void ot_check_outputs(cv_val **got, cv_val **want, uint32_t n, double atol, double rtol, const char *what,
+                      const char *how);
 /* The decomposition check every composite op gets: runs the model, replaces
  * node n by its decomposition, checks the model still verifies, that every
  * piece is named "<node>/..." and is a core op, that values keep known

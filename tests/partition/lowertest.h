@@ -94,22 +94,17 @@ static inline lt_result lt_lower_run(carve_model *orig, const char *target, cons
 {
     lt_result res = LT_EQUAL;
     carve_ctx *ctx = carve_model_ctx(orig);
-    void *bytes;
-    size_t n;
-    carve_status s = carve_model_save_memory(orig, &bytes, &n);
     if (getenv("LT_SAVE")) {
         static int k;
         char path[64];
         snprintf(path, sizeof path, "/tmp/lt_%d.onnx", k++);
         carve_model_save_file(orig, path, NULL);
     }
-    OT_CHECK(s == CARVE_OK, "save: %s", carve_errmsg(ctx));
-    carve_model *low = NULL;
-    s = carve_model_load_memory(ctx, bytes, n, NULL, &low);
-    carve_free(bytes);
-    OT_CHECK(s == CARVE_OK, "reload: %s", carve_errmsg(ctx));
-    if (s)
+    carve_model *low = ot_clone(orig);
+    OT_CHECK(low != NULL, "save and reload: %s", carve_errmsg(ctx));
+    if (!low)
         return LT_LOWER_FAILED;
+    carve_status s;
     carve_target *t = NULL;
     if (lt_target_override)
         t = lt_target_override;
@@ -126,12 +121,9 @@ static inline lt_result lt_lower_run(carve_model *orig, const char *target, cons
             fprintf(stderr, "%s\n", carve_report_json(rep));
         OT_CHECK(carve_model_verify(low) == CARVE_OK, "lowered model verifies: %s", carve_errmsg(ctx));
         /* the lowered model survives a round trip through ONNX */
-        s = carve_model_save_memory(low, &bytes, &n);
-        carve_model *again = NULL;
-        OT_CHECK(!s && carve_model_load_memory(ctx, bytes, n, NULL, &again) == CARVE_OK,
-                 "lowered model re-imports: %s", carve_errmsg(ctx));
+        carve_model *again = ot_clone(low);
+        OT_CHECK(again != NULL, "lowered model re-imports: %s", carve_errmsg(ctx));
         carve_model_free(again);
-        carve_free(bytes);
         /* no op on CPU that the core CPU profile lacks */
         for (uint32_t g = 0; g < low->n_graphs; g++) {
             const cv_graph *gr = &low->graphs[g];

@@ -61,12 +61,7 @@ static double now_s(void)
 /* A copy through ONNX bytes. */
 static carve_model *clone(carve_model *m)
 {
-    void *bytes = NULL;
-    size_t n = 0;
-    carve_model *c = NULL;
-    if (carve_model_save_memory(m, &bytes, &n) == CARVE_OK)
-        carve_model_load_memory(ctx, bytes, n, NULL, &c);
-    carve_free(bytes);
+    carve_model *c = ot_clone(m);
     OT_CHECK(c != NULL, "the model survives a round trip through ONNX bytes: %s", carve_errmsg(ctx));
     return c;
 }

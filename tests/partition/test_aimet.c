@@ -11,16 +11,6 @@
 
 static carve_ctx *ctx;
 
-static carve_model *clone(carve_model *m)
-{
-    void *buf = NULL;
-    size_t n = 0;
-    carve_model *c = NULL;
-    if (carve_model_save_memory(m, &buf, &n) == CARVE_OK)
-        carve_model_load_memory(ctx, buf, n, NULL, &c);
-    carve_free(buf);
-    return c;
-}
 
 static carve_value_id init(carve_model *m, const char *name, carve_dtype t, int rank, const int64_t *dims,
                            const void *data)
@@ -134,7 +124,7 @@ static void golden(void)
     cJSON_Delete(a);
     cJSON_Delete(b);
     /* strip: no Q/DQ left, x keeps its name, out written by an Identity of y */
-    carve_model *s = clone(m);
+    carve_model *s = ot_clone(m);
     char *js = NULL;
     uint32_t kept = 99;
     OT_CHECK(s && carve_strip_qdq(s, CARVE_AIMET_1_0_0, &js, &kept) == CARVE_OK, "strips: %s", carve_errmsg(ctx));
@@ -253,7 +243,7 @@ static void round_trips(void)
         bool a16 = seed % 2;
         carve_model *m = random_model(seed, a16);
         OT_CHECK(carve_model_verify(m) == CARVE_OK, "seed %u builds: %s", seed, carve_errmsg(ctx));
-        carve_model *s = clone(m);
+        carve_model *s = ot_clone(m);
         char *js = NULL;
         uint32_t kept = 0;
         OT_CHECK(s && carve_strip_qdq(s, CARVE_AIMET_1_0_0, &js, &kept) == CARVE_OK && js, "seed %u strips: %s", seed,
@@ -279,7 +269,7 @@ static void round_trips(void)
                  seed, blocks, want_blocks, int4, want_int4);
         cJSON_Delete(j);
         /* 0.6.1 refuses the per-block ones, and leaves the model alone */
-        carve_model *t = clone(m);
+        carve_model *t = ot_clone(m);
         char *j0 = NULL;
         if (want_blocks)
             OT_CHECK(carve_strip_qdq(t, CARVE_AIMET_0_6_1, &j0, NULL) != CARVE_OK &&
@@ -378,7 +368,7 @@ static void float_and_idempotent(void)
     carve_free(js);
     carve_strip_qdq(m, CARVE_AIMET_1_0_0, &js, NULL);
     carve_free(js);
-    carve_model *f = clone(m);
+    carve_model *f = ot_clone(m);
     const char *fl = "{\"version\": \"1.0.0\", \"activation_encodings\": [{\"name\": \"y\", \"dtype\": \"FLOAT\", "
                      "\"enc_type\": \"PER_TENSOR\", \"bw\": 16}, {\"name\": \"x\", \"dtype\": \"FLOAT\", \"bw\": 32}]}";
     memset(&st, 0, sizeof st);

@@ -136,27 +136,15 @@ static inline carve_status ft_fold_check(carve_model *m, cv_val **inputs, const 
              st->nodes_after, ft_count(m, NULL));
     s = ot_run(m, inputs, after);
     OT_CHECK(s == CARVE_OK, "%s: run after folding: %s", what, carve_errmsg(ctx));
-    for (uint32_t i = 0; i < n_out && !s; i++) {
-        char why[300] = "";
-        OT_CHECK(before[i] && after[i] && ot_close(after[i], before[i], atol, rtol, why, sizeof why),
-                 "%s: output %u changed by folding: %s", what, i, why);
-    }
-    void *bytes = NULL;
-    size_t nb = 0;
-    carve_model *re = NULL;
-    OT_CHECK(carve_model_save_memory(m, &bytes, &nb) == CARVE_OK, "%s: folded model exports: %s", what,
-             carve_errmsg(ctx));
-    OT_CHECK(bytes && carve_model_load_memory(ctx, bytes, nb, NULL, &re) == CARVE_OK,
-             "%s: folded model re-imports: %s", what, carve_errmsg(ctx));
-    carve_free(bytes);
+    if (!s)
+        ot_check_outputs(after, before, n_out, atol, rtol, what, "changed by folding");
+    carve_model *re = ot_clone(m);
+    OT_CHECK(re != NULL, "%s: folded model exports and re-imports: %s", what, carve_errmsg(ctx));
     if (re) {
         s = ot_run(re, inputs, again);
         OT_CHECK(s == CARVE_OK, "%s: run after re-import: %s", what, carve_errmsg(ctx));
-        for (uint32_t i = 0; i < n_out && !s; i++) {
-            char why[300] = "";
-            OT_CHECK(before[i] && again[i] && ot_close(again[i], before[i], atol, rtol, why, sizeof why),
-                     "%s: output %u after re-import: %s", what, i, why);
-        }
+        if (!s)
+            ot_check_outputs(again, before, n_out, atol, rtol, what, "after re-import");
         carve_model_free(re);
     }
 out:
