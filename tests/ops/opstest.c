@@ -68,6 +68,14 @@ bool ot_close(const cv_val *a, const cv_val *b, double atol, double rtol, char *
     return true;
 }
 
+uint32_t ot_count_op(const carve_model *m, carve_graph_id g, const char *op)
+{
+    uint32_t k = 0;
+    for (size_t i = 0; i < carve_graph_node_count(m, g); i++)
+        k += !strcmp(carve_node_op(m, carve_graph_node(m, g, i)), op);
+    return k;
+}
+
 carve_model *ot_clone(carve_model *m)
 {
     void *bytes = NULL;

@@ -14,6 +14,8 @@ cv_val *ot_random(carve_dtype dtype, int rank, const int64_t *dims, uint32_t see
 bool ot_close(const cv_val *a, const cv_val *b, double atol, double rtol, char *why, size_t whysz);
 /* Runs the main graph; outputs[] receive references. */
 carve_status ot_run(carve_model *m, cv_val **inputs, cv_val **outputs);
+/* Number of nodes of op type op in graph g (its own, not its subgraphs'). */
+uint32_t ot_count_op(const carve_model *m, carve_graph_id g, const char *op);
 /* A copy of m through ONNX bytes (as a user's file would arrive), on m's
  * context; NULL (the message on the context) when saving or loading fails. */
 carve_model *ot_clone(carve_model *m);

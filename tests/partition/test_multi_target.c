@@ -44,19 +44,13 @@ static uint32_t delegates_on(const carve_model *m, const char *t, const char *op
             continue;
         k++;
         carve_graph_id b = cv_attr_g(m, n, "body");
-        for (size_t j = 0; b != CARVE_NONE && j < carve_graph_node_count(m, b); j++)
-            *ops_inside += !strcmp(carve_node_op(m, carve_graph_node(m, b, j)), op);
+        if (b != CARVE_NONE)
+            *ops_inside += ot_count_op(m, b, op);
     }
     return k;
 }
 
-static uint32_t main_ops(const carve_model *m, const char *op)
-{
-    uint32_t k = 0;
-    for (size_t i = 0; i < carve_graph_node_count(m, 0); i++)
-        k += !strcmp(carve_node_op(m, carve_graph_node(m, 0, i)), op);
-    return k;
-}
+static uint32_t main_ops(const carve_model *m, const char *op) { return ot_count_op(m, 0, op); }
 
 /* x[N, 8] (N symbolic) -> Relu -> LayerNormalization -> Tanh; htp takes no
  * symbolic shape, gpu does. */

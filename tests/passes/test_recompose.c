@@ -274,13 +274,7 @@ static carve_model *lower_ln(const char *target, const carve_lower_opts *o, carv
 }
 
 /* Main-graph nodes of op `op` (Delegate bodies not counted). */
-static uint32_t main_count(const carve_model *m, const char *op)
-{
-    uint32_t k = 0;
-    for (size_t i = 0; i < carve_graph_node_count(m, 0); i++)
-        k += !strcmp(carve_node_op(m, carve_graph_node(m, 0, i)), op);
-    return k;
-}
+static uint32_t main_count(const carve_model *m, const char *op) { return ot_count_op(m, 0, op); }
 
 static void in_lowering(void)
 {
