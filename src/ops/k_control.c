@@ -1,12 +1,11 @@
 /* k_control.c: control flow (If, Loop, Scan, SequenceMap).
  *
- * Bodies run on the interpreter that runs the node (k->interp): its value
+ * Bodies run on the runtime that runs the node (k->run->graph): its value
  * env is model-wide, so a body reads captured outer values directly. Body
  * inputs are bound by position, outputs come back as references. An error
  * inside a body is reported with the outer node and the iteration in front
  * of the inner node's message. */
 #include "ops.h"
-#include "../runtime/runtime.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 
 static carve_status need_interp(cv_kctx *k)
 {
-    return k->interp ? CARVE_OK : cv_kerr(k, "runs a subgraph and needs an interpreter (not a constant-folding context)");
+    return k->run && k->run->graph ? CARVE_OK : cv_kerr(k, "runs a subgraph and needs an interpreter (not a constant-folding context)");
 }
 
 /* The graph attribute `name`, with its input/output counts checked. */
@@ -39,7 +38,7 @@ static carve_status body_graph(cv_kctx *k, const char *name, size_t n_in, size_t
  * message. outs[] must hold NULLs; they receive references. */
 static carve_status run_body(cv_kctx *k, carve_graph_id g, cv_val **ins, cv_val **outs, const char *where)
 {
-    carve_status s = cv_interp_run(k->interp, g, ins, outs);
+    carve_status s = k->run->graph(k->run->self, g, ins, outs);
     if (!s)
         return CARVE_OK;
     char inner[sizeof k->m->ctx->msg];

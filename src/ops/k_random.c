@@ -11,7 +11,6 @@
  * of draws. carve does not reproduce numpy's or onnxruntime's streams: tests
  * of these ops compare shapes, dtypes and statistics, not values. */
 #include "k_shape.h"
-#include "../runtime/runtime.h"
 
 #include <math.h>
 #include <string.h>
@@ -40,10 +39,10 @@ static uint64_t node_key(cv_kctx *k)
         memcpy(&bits, &seed, sizeof bits);
         return mix64(0x6361727665ull << 24 ^ bits); /* "carve" salt: seed 0 is not key 0 */
     }
-    if (!k->interp)
+    if (!k->run || !k->run->rng_seed)
         return mix64(GOLDEN);
-    uint64_t s = k->interp->rng_seed;
-    k->interp->rng_seed = mix64(s + GOLDEN);
+    uint64_t s = *k->run->rng_seed;
+    *k->run->rng_seed = mix64(s + GOLDEN);
     return mix64(s ^ 0x5851f42d4c957f2dull);
 }
 
@@ -368,9 +367,9 @@ carve_status k_dropout(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uin
     uint64_t seed;
     if (sa && sa->kind == CARVE_ATTR_INT)
         seed = (uint64_t)sa->u.i;
-    else if (k->interp) {
-        seed = k->interp->rng_seed; /* the run's seed advances per random node, as k_random.c */
-        k->interp->rng_seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    else if (k->run && k->run->rng_seed) {
+        seed = *k->run->rng_seed; /* the run's seed advances per random node, as k_random.c */
+        *k->run->rng_seed = seed * 6364136223846793005ull + 1442695040888963407ull;
     }
     else
         return cv_kerr(k, "training mode without a 'seed' is random: not computed at compile time");

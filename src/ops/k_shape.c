@@ -5,7 +5,6 @@
  * (ConstantOfShape, Range, EyeLike, Trilu, OneHot), k_layout.c and k_pad.c
  * (layout ops), k_index.c (indexing ops); Dropout is in k_random.c. */
 #include "k_shape.h"
-#include "../runtime/runtime.h"
 
 #include <math.h>
 #include <stdarg.h>

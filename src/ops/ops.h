@@ -4,14 +4,14 @@
  * dependent shape), which inputs decide the output shape by value, the
  * reference kernel, type and shape inference, and the decomposition of
  * composite ops. Kernels live in one file per family (k_*.c), runtime values
- * in src/runtime/val.c.
+ * in src/ops/val.c.
  */
 #ifndef CARVE_OPS_H
 #define CARVE_OPS_H
 
 #include "../ir/ir.h"
 
-/* ================================================================ values (src/runtime/val.c) */
+/* ================================================================ values (src/ops/val.c) */
 
 typedef enum cv_val_kind {
     CV_VAL_TENSOR = 0,
@@ -43,7 +43,7 @@ cv_val *cv_val_new(carve_dtype dtype, int rank, const int64_t *dims);
  * zeroed), for kernels that write every element of the output. */
 cv_val *cv_val_new_uninit(carve_dtype dtype, int rank, const int64_t *dims);
 /* Kernel scratch memory, not zeroed: from the run's buffer pool when there
- * is one (src/runtime/val.c), else cv_malloc. Free with cv_scratch_free. */
+ * is one (src/ops/val.c), else cv_malloc. Free with cv_scratch_free. */
 void *cv_scratch_alloc(size_t n);
 void cv_scratch_free(void *p);
 /* Same shape and dtype as v (zero-filled). */
@@ -79,7 +79,7 @@ bool cv_dtype_is_float(carve_dtype t);   /* f16, bf16, f32, f64, f8 */
 bool cv_dtype_is_int(carve_dtype t);     /* signed and unsigned ints, 4-bit too */
 bool cv_dtype_is_signed(carve_dtype t);
 
-/* float16 / bfloat16 / float8 conversions (src/runtime/half.c). */
+/* float16 / bfloat16 / float8 conversions (src/ops/half.c). */
 float cv_f16_to_f32(uint16_t h);
 uint16_t cv_f32_to_f16(float f);
 float cv_bf16_to_f32(uint16_t h);
@@ -103,14 +103,29 @@ size_t cv_nelem(int rank, const int64_t *dims);
 
 /* ================================================================ kernels */
 
-struct cv_interp;
+typedef struct cv_kctx cv_kctx;
+typedef struct cv_runner cv_runner;
 
 typedef struct cv_kctx {
     carve_model *m;
     carve_node_id node;
-    int64_t opset;             /* version of the node's domain */
-    struct cv_interp *interp;  /* runs subgraphs for control-flow ops */
+    int64_t opset;           /* version of the node's domain */
+    const cv_runner *run;    /* the runtime running the node; NULL when a pass evaluates it (constant folding) */
 } cv_kctx;
+
+/* What the runtime that runs a node lends its kernel, as functions: the
+ * op library stands below the runtime and never calls into it by name.
+ * src/runtime/interp.c fills it. */
+struct cv_runner {
+    void *self;
+    /* Runs body g: inputs[i] binds its i-th input, outputs[i] (NULLs)
+     * receive references (control-flow kernels). */
+    carve_status (*graph)(void *self, carve_graph_id g, cv_val **inputs, cv_val **outputs);
+    /* Runs a Delegate node through the backend that compiled it
+     * (src/runtime/delegate.c). */
+    carve_status (*delegate)(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out);
+    uint64_t *rng_seed; /* random ops without a seed: the run's, advanced per node */
+};
 
 /* in[i] is NULL for an omitted optional input. The kernel sets out[i] for
  * every output it produces (out[i] may stay NULL for an omitted optional
@@ -286,5 +301,55 @@ const cv_op_def *cv_op_at(size_t i);
     carve_status decomp(cv_rw *);
 #include "optable.def"
 #undef OP
+
+/* ================================================================ val.c: the run's buffer pool */
+
+typedef struct cv_pool_ext {
+    size_t off, len; /* in the slab; len includes the alignment and the red zone */
+    bool used;
+} cv_pool_ext;
+
+typedef struct cv_pool_slab {
+    void *raw;            /* from cv_malloc */
+    unsigned char *base;  /* raw aligned up to 2 MiB */
+    size_t size;          /* usable bytes from base */
+    cv_pool_ext *ext;     /* extents by offset, covering [0, size) */
+    uint32_t n_ext, cap_ext;
+    uint8_t *dirty;       /* per 2 MiB page: touched and not given back */
+} cv_pool_slab;
+
+typedef struct cv_pool_stats {
+    size_t slabs;       /* slabs made */
+    size_t served;      /* buffers handed out */
+    size_t in_use_max;  /* most bytes handed out at once */
+    size_t touched_max; /* most bytes of touched pages at once */
+    size_t released;    /* pages given back to the kernel */
+} cv_pool_stats;
+
+#define CV_POOL_SLABS 16
+typedef struct cv_pool {
+    cv_pool_slab slab[CV_POOL_SLABS];
+    uint32_t n_slab;
+    size_t reserved, in_use, touched;
+    cv_pool_stats stats;
+} cv_pool;
+
+/* Makes p (emptied) the calling thread's current pool: cv_val_new and
+ * cv_scratch_alloc take buffers of 64 KiB or more from it. */
+void cv_pool_begin(cv_pool *p);
+/* Makes p the calling thread's current pool with the slabs it kept (p
+ * zeroed before its first use), and stops it being current, keeping its
+ * slabs and touched pages for the next run. */
+void cv_pool_resume(cv_pool *p);
+void cv_pool_suspend(cv_pool *p);
+/* Frees p's slabs and stops it being current (p->stats survive). No value
+ * may point into it any more: detach what outlives the run first. */
+void cv_pool_end(cv_pool *p);
+/* The calling thread's current pool, or NULL. */
+cv_pool *cv_pool_current(void);
+/* Moves v's data (a sequence's items' data) out of the current pool into
+ * its own cv_malloc block; false on NOMEM (what moved stays moved; v stays
+ * valid either way). */
+bool cv_pool_detach(cv_val *v);
 
 #endif /* CARVE_OPS_H */

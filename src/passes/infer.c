@@ -24,61 +24,6 @@ static const cv_val *const_input(cv_ictx *c, uint32_t i)
     return p->known[n->in[i]];
 }
 
-const cv_type *cv_infer_in(cv_ictx *c, uint32_t i)
-{
-    const cv_node *n = &c->m->nodes[c->node];
-    if (i >= n->n_in || n->in[i] == CARVE_NONE)
-        return NULL;
-    return &c->m->values[n->in[i]].type;
-}
-
-carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims)
-{
-    carve_model *m = c->m;
-    const cv_node *n = &m->nodes[c->node];
-    if (i >= n->n_out || n->out[i] == CARVE_NONE)
-        return CARVE_OK;
-    cv_value *v = &m->values[n->out[i]];
-    cv_type *t = &v->type;
-    if (t->kind == CARVE_TYPE_OTHER)
-        return CARVE_OK;
-    if (t->kind == CARVE_TYPE_TENSOR) {
-        if (t->dtype && dtype && t->dtype != dtype)
-            return cv_error(m->ctx, CARVE_ERR_INVALID,
-                            "node '%s' (%s): output %u '%s' is %s by inference but the model declares %s",
-                            n->name, n->op, i, v->name, carve_dtype_name(dtype), carve_dtype_name(t->dtype));
-        if (t->rank >= 0 && rank >= 0 && t->rank != rank)
-            return cv_error(m->ctx, CARVE_ERR_INVALID,
-                            "node '%s' (%s): output %u '%s' has rank %d by inference but the model declares rank %d",
-                            n->name, n->op, i, v->name, rank, t->rank);
-        for (int d = 0; t->rank >= 0 && rank >= 0 && dims && d < rank; d++)
-            if (t->dims[d].value >= 0 && dims[d].value >= 0 && t->dims[d].value != dims[d].value)
-                return cv_error(m->ctx, CARVE_ERR_INVALID,
-                                "node '%s' (%s): output %u '%s' dim %d is %lld by inference but the model declares %lld",
-                                n->name, n->op, i, v->name, d, (long long)dims[d].value, (long long)t->dims[d].value);
-    }
-    /* Merge: what inference knows wins, declared names fill its gaps. */
-    carve_dim merged[CARVE_MAX_RANK];
-    int r = rank >= 0 ? rank : t->kind == CARVE_TYPE_TENSOR ? t->rank : -1;
-    for (int d = 0; d < r && r <= CARVE_MAX_RANK; d++) {
-        carve_dim x = rank >= 0 && dims ? dims[d] : (carve_dim){-1, NULL};
-        if (x.value < 0 && !x.param && t->kind == CARVE_TYPE_TENSOR && t->rank == r)
-            x = t->dims[d];
-        merged[d] = x;
-    }
-    carve_dtype dt = dtype ? dtype : t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED;
-    if (t->kind == CARVE_TYPE_TENSOR && t->dtype == dt && t->rank == r) {
-        /* nothing new (each lowering round infers again): keep it as is */
-        bool same = true;
-        for (int d = 0; d < r && same; d++)
-            same = t->dims[d].value == merged[d].value &&
-                   (t->dims[d].param == merged[d].param ||
-                    (t->dims[d].param && merged[d].param && !strcmp(t->dims[d].param, merged[d].param)));
-        if (same)
-            return CARVE_OK;
-    }
-    return carve_value_set_type(m, n->out[i], dt, r, merged);
-}
 
 static bool all_known(ipass *p, const cv_node *n)
 {

@@ -76,7 +76,8 @@ static carve_status compile(cv_kctx *k, dentry *e, const char *bname, carve_grap
 {
     carve_model *m = k->m;
     const cv_node *n = &m->nodes[k->node];
-    const carve_target *profile = k->interp ? k->interp->target : NULL;
+    const cv_interp *ip = k->run ? k->run->self : NULL;
+    const carve_target *profile = ip ? ip->target : NULL;
     if (e->compiled) {
         if (e->profile == profile && !strcmp(e->b->name, bname))
             return CARVE_OK;
@@ -113,7 +114,7 @@ static carve_status compile(cv_kctx *k, dentry *e, const char *bname, carve_grap
     return CARVE_OK;
 }
 
-carve_status k_delegate(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
+carve_status cv_run_delegate(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     carve_model *m = k->m;
     carve_graph_id body = cv_attr_g(m, k->node, "body");
@@ -154,23 +155,6 @@ carve_status k_delegate(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
                             "declares %s", m->nodes[k->node].name, bname, i,
                             out[i]->kind == CV_VAL_TENSOR ? carve_dtype_name(out[i]->dtype) : "a non-tensor",
                             carve_dtype_name(bt->dtype));
-    }
-    return CARVE_OK;
-}
-
-carve_status i_delegate(cv_ictx *c)
-{
-    const cv_node *n = &c->m->nodes[c->node];
-    carve_graph_id body = cv_attr_g(c->m, c->node, "body");
-    if (body == CARVE_NONE)
-        return CARVE_OK;
-    for (uint32_t i = 0; i < n->n_out && i < carve_graph_output_count(c->m, body); i++) {
-        const cv_type *bt = &c->m->values[carve_graph_output(c->m, body, i)].type;
-        if (bt->kind == CARVE_TYPE_TENSOR) {
-            carve_status s = cv_infer_set(c, i, bt->dtype, bt->rank, bt->dims);
-            if (s)
-                return s;
-        }
     }
     return CARVE_OK;
 }

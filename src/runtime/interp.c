@@ -37,6 +37,12 @@ void carve_model_trim(carve_model *m)
         cv_pool_end(m->run_pool);
 }
 
+/* cv_runner.graph for the kernels of control-flow ops (src/ops/ops.h). */
+static carve_status run_graph(void *self, carve_graph_id g, cv_val **inputs, cv_val **outputs)
+{
+    return cv_interp_run(self, g, inputs, outputs);
+}
+
 carve_status cv_interp_init(cv_interp *ip, carve_model *m)
 {
     memset(ip, 0, sizeof *ip);
@@ -235,7 +241,8 @@ static carve_status run_node(cv_interp *ip, carve_node_id id)
         }
     }
     memset(out, 0, nd->n_out * sizeof *out);
-    cv_kctx k = {m, id, carve_model_opset(m, nd->domain), ip};
+    cv_runner run = {ip, run_graph, cv_run_delegate, &ip->rng_seed};
+    cv_kctx k = {m, id, carve_model_opset(m, nd->domain), &run};
     st = CARVE_ERR_UNSUPPORTED;
     if (ip->hook)
         st = ip->hook(&k, def, in, nd->n_in, out, nd->n_out, ip->hook_user);

@@ -4,56 +4,6 @@
 
 #include "../ops/ops.h"
 
-/* ================================================================ val.c: the run's buffer pool */
-
-typedef struct cv_pool_ext {
-    size_t off, len; /* in the slab; len includes the alignment and the red zone */
-    bool used;
-} cv_pool_ext;
-
-typedef struct cv_pool_slab {
-    void *raw;            /* from cv_malloc */
-    unsigned char *base;  /* raw aligned up to 2 MiB */
-    size_t size;          /* usable bytes from base */
-    cv_pool_ext *ext;     /* extents by offset, covering [0, size) */
-    uint32_t n_ext, cap_ext;
-    uint8_t *dirty;       /* per 2 MiB page: touched and not given back */
-} cv_pool_slab;
-
-typedef struct cv_pool_stats {
-    size_t slabs;       /* slabs made */
-    size_t served;      /* buffers handed out */
-    size_t in_use_max;  /* most bytes handed out at once */
-    size_t touched_max; /* most bytes of touched pages at once */
-    size_t released;    /* pages given back to the kernel */
-} cv_pool_stats;
-
-#define CV_POOL_SLABS 16
-typedef struct cv_pool {
-    cv_pool_slab slab[CV_POOL_SLABS];
-    uint32_t n_slab;
-    size_t reserved, in_use, touched;
-    cv_pool_stats stats;
-} cv_pool;
-
-/* Makes p (emptied) the calling thread's current pool: cv_val_new and
- * cv_scratch_alloc take buffers of 64 KiB or more from it. */
-void cv_pool_begin(cv_pool *p);
-/* Makes p the calling thread's current pool with the slabs it kept (p
- * zeroed before its first use), and stops it being current, keeping its
- * slabs and touched pages for the next run. */
-void cv_pool_resume(cv_pool *p);
-void cv_pool_suspend(cv_pool *p);
-/* Frees p's slabs and stops it being current (p->stats survive). No value
- * may point into it any more: detach what outlives the run first. */
-void cv_pool_end(cv_pool *p);
-/* The calling thread's current pool, or NULL. */
-cv_pool *cv_pool_current(void);
-/* Moves v's data (a sequence's items' data) out of the current pool into
- * its own cv_malloc block; false on NOMEM (what moved stays moved; v stays
- * valid either way). */
-bool cv_pool_detach(cv_val *v);
-
 /* ================================================================ interp.c */
 
 /* Per-graph schedule: which values die after each node. Built lazily. */
@@ -93,6 +43,14 @@ void cv_interp_free(cv_interp *ip);
 carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_val **outputs);
 /* The innermost interpreter running on the calling thread, or NULL. */
 cv_interp *cv_interp_current(void);
+
+/* ================================================================ delegate.c */
+
+/* Runs Delegate node k->node through the backend that compiled it (the
+ * node's `backend` attribute; "reference" when the model asks for the
+ * reference kernels): compiled on its first run, kept on the model.
+ * cv_runner.delegate, which the op library's Delegate kernel calls. */
+carve_status cv_run_delegate(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out);
 
 /* ================================================================ tensor_io.c */
 

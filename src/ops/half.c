@@ -1,6 +1,6 @@
 /* half.c: float16, bfloat16 and float8 conversions, round to nearest even,
  * without C undefined behaviour (bit patterns moved through memcpy). */
-#include "../ops/ops.h"
+#include "ops.h"
 
 #include <math.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * also SequenceProto/OptionalProto of tensors as the ONNX test data uses)
  * and numpy .npy. */
 #define _DEFAULT_SOURCE
-#include "../runtime/runtime.h"
-#include "onnx_io.h"
+#include "runtime.h"
+#include "../onnx/onnx_io.h"
 #include "../io/files.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* val.c: run-time values (tensors, sequences, optionals), the run's buffer
  * pool, element access and broadcasting. */
 #define _DEFAULT_SOURCE /* madvise */
-#include "runtime.h"
+#include "ops.h"
 
 #include <math.h>
 #include <stdlib.h>
