@@ -300,7 +300,7 @@ struct carve_model {
     uint32_t opset_gen;      /* bumped when an opset changes: per-node op caches */
     uint32_t *scratch;       /* node-indexed scratch for passes (cv_model_scratch) */
     uint32_t scratch_cap;
-    /* The runtime's buffer pool, kept between runs (src/runtime/val.c);
+    /* The runtime's buffer pool, kept between runs (src/ops/val.c);
      * freed through run_pool_free. */
     void *run_pool;
     void (*run_pool_free)(void *);

@@ -68,7 +68,7 @@ static inline uint64_t cv_x86_int_bits(double x, carve_dtype t)
  *
  * Exact round-to-nearest-even of a double into float16, bfloat16 and the
  * four float8 formats (opset 19 `saturate` rules for float8). */
-/* cv_f64_to_f16, cv_f64_to_bf16, cv_f64_to_f8 (src/runtime/half.c) */
+/* cv_f64_to_f16, cv_f64_to_bf16, cv_f64_to_f8 (src/ops/half.c) */
 
 /* Input i's value name, for error messages ("" when omitted). */
 static inline const char *cv_ew_in_name(const cv_kctx *k, uint32_t i)

@@ -1,4 +1,4 @@
-/* test_runtime.c: the run's buffer pool (src/runtime/val.c). Buffers are cut
+/* test_runtime.c: the run's buffer pool (src/ops/val.c). Buffers are cut
  * first fit from slabs, aligned, never overlapping, coalesced when freed;
  * pages of holes first fit cannot use go back to the kernel; a run reuses
  * the buffers of tensors that died and the model keeps its pool for the

@@ -1,0 +1,83 @@
+#!/bin/sh
+# layers.sh SRC_DIR OBJ_DIR: the library's layers look only down. From the
+# bottom: ir, io, onnx, ops, runtime, passes, partition, backends
+# (docs/ARCHITECTURE.md, "Layers"). A file may include headers and call
+# functions of its own layer and those below, never above: checked on the
+# sources' includes and on the object files' symbols (a function a layer
+# calls, `nm -u`, defined by a higher layer, `nm --defined-only`). A
+# fixture (a lower object calling a higher one's function) proves the
+# symbol check catches what it should.
+set -u
+src=$1
+obj=$2
+layers="ir io onnx ops runtime passes partition backends"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad=0
+
+# includes: "../X/..." from layer L where X stands above L
+i=0
+for l in $layers; do
+    i=$((i + 1))
+    j=0
+    for h in $layers; do
+        j=$((j + 1))
+        [ $j -gt $i ] || continue
+        hits=$(grep -rn "#include \"\.\./$h/" "$src/src/$l" 2>/dev/null)
+        if [ -n "$hits" ]; then
+            echo "$l includes $h, a layer above it:"
+            echo "$hits" | sed "s#^$src/##; s/^/    /"
+            bad=1
+        fi
+    done
+done
+
+# symbols: what layer L's objects take from a higher layer's objects
+# up_calls DIR_OF_LAYER_OBJECT_FOLDERS: "L -> H: names" lines
+up_calls() {
+    for l in $layers; do
+        [ -d "$1/$l" ] || continue
+        find "$1/$l" -name '*.o' | xargs nm --defined-only 2>/dev/null |
+            awk 'NF == 3 && $2 ~ /[TDBR]/ { print $3 }' | sort -u >"$tmp/def_$l"
+    done
+    i=0
+    for l in $layers; do
+        i=$((i + 1))
+        [ -d "$1/$l" ] || continue
+        find "$1/$l" -name '*.o' | xargs nm -u 2>/dev/null | awk '{ print $2 }' | sort -u >"$tmp/und"
+        j=0
+        for h in $layers; do
+            j=$((j + 1))
+            [ $j -gt $i ] && [ -f "$tmp/def_$h" ] || continue
+            n=$(comm -12 "$tmp/und" "$tmp/def_$h" | tr '\n' ' ')
+            [ -z "$n" ] || echo "$l -> $h: $n"
+        done
+    done
+}
+if [ ! -d "$obj/ops" ] || [ ! -d "$obj/ir" ]; then
+    echo "no object files under $obj (build the library first)"
+    exit 1
+fi
+out=$(up_calls "$obj")
+if [ -n "$out" ]; then
+    echo "a lower layer calls a higher one (layer -> layer: functions):"
+    echo "$out" | sed 's/^/    /'
+    bad=1
+fi
+
+# the fixture: ops calling a function that only runtime defines
+mkdir -p "$tmp/fx/ops" "$tmp/fx/runtime"
+printf 'int cv_fixture_up(void);\nint f(void) { return cv_fixture_up(); }\n' >"$tmp/a.c"
+printf 'int cv_fixture_up(void) { return 1; }\n' >"$tmp/b.c"
+cc=${CC:-cc}
+"$cc" -c "$tmp/a.c" -o "$tmp/fx/ops/a.o" && "$cc" -c "$tmp/b.c" -o "$tmp/fx/runtime/b.o" || {
+    echo "could not compile the fixture"
+    exit 1
+}
+got=$(up_calls "$tmp/fx")
+if [ "$got" != "ops -> runtime: cv_fixture_up " ]; then
+    echo "the symbol check missed or misreported the fixture: '$got'"
+    exit 1
+fi
+[ $bad -eq 0 ] || exit 1
+echo "layers look only down ($layers): includes and calls checked; the fixture's call up caught"
