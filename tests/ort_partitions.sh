@@ -14,6 +14,8 @@
 # opset and its partitions go through the full checker (and the verifier).
 #
 #   tests/ort_partitions.sh CARVE_BINARY MODEL_CACHE [TARGETS...]
+# SET=heavy takes the imgly models instead of the light ones (a run of
+# imgly small dumps about 4 GiB of values; each is deleted after its pair).
 set -uo pipefail
 CARVE=$1
 CACHE=$2
@@ -29,6 +31,13 @@ VAD="--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input st
 P=p2o.DynamicDimension
 # name | path below the cache | dims (lower and run) | run inputs | atol rtol
 models() {
+  if [ "${SET:-light}" = heavy ]; then
+    cat <<LIST
+imgly_small|background-removal-1.4.5/models/small.onnx|||1e-4 1e-3
+imgly_medium|background-removal-1.4.5/models/medium.onnx|||1e-2 1e-2
+LIST
+    return
+  fi
   cat <<LIST
 ocr_det|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx|--dim $P.0=1 --dim $P.1=160 --dim $P.2=160||1e-4 1e-3
 ocr_rec|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx|--dim $P.0=1 --dim $P.1=320||1e-4 1e-3
@@ -46,7 +55,14 @@ LIST
 # Known failures, each with its cause (reported as XFAIL, never hidden):
 #  none now (ocr_rec on htp was one: a constant read as Squeeze's axes and
 #  as data took its int32 copy everywhere; test_legalize_shared.c).
-KNOWN=" "
+#  imgly_medium on gpu (SET=heavy): a float16 model whose activations reach
+#  the thousands; 24 of 69 gpu partitions, fed the original's float16
+#  values, differ from onnxruntime by more than the model's end-to-end
+#  tolerance (1e-2; e.g. 1800 vs 1776, 24 float16 steps after several
+#  convolutions), while the model's output agrees (tests/ort_real_models.sh).
+#  A tolerance for float16 intermediates (in steps of the type) is still to
+#  be set; on htp its one partition matches.
+KNOWN=" imgly_medium:gpu "
 pass=0 fail=0 xfail=0 parts=0 ran=0 unreached=0 checked=0 parts12=0
 while IFS='|' read -r name rel dims inputs tol; do
   [ -n "$name" ] || continue
