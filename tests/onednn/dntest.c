@@ -206,3 +206,16 @@ bool dt_check_refused(dt *t, carve_node_id n, const char *code, const char *text
     bool ok = t_check(!strcmp(why, code), file, line, "reason %s, expected %s (%s)", why, code, msg);
     return ok && t_check(strstr(msg, text) != NULL, file, line, "message '%s' lacks '%s'", msg, text);
 }
+
+carve_node_id dt_resize(dt *t, carve_value_id x, const char *mode, const char *ct, const char *nm, float s)
+{
+    float sc[4] = {1, 1, s, s};
+    carve_value_id scales = dt_const_f32(t, NULL, 4, sc);
+    carve_node_id n = dt_node(t, "Resize", 3, IDS(x, CARVE_NONE, scales), 1);
+    carve_node_set_attr_string(t->m, n, "mode", mode);
+    if (ct)
+        carve_node_set_attr_string(t->m, n, "coordinate_transformation_mode", ct);
+    if (nm)
+        carve_node_set_attr_string(t->m, n, "nearest_mode", nm);
+    return n;
+}

@@ -30,6 +30,8 @@ typedef struct dt_tol {
     double atol, rtol;
 } dt_tol;
 
+/* A list of value ids for dt_node: IDS(a, b, c). */
+#define IDS(...) ((const carve_value_id[]){__VA_ARGS__})
 #define DT_TOL_ELT ((dt_tol){1e-5, 1e-5})  /* element-wise, pooling, layout */
 #define DT_TOL_ACC ((dt_tol){1e-4, 1e-4})  /* accumulating ops: conv, matmul, norms, softmax */
 
@@ -65,5 +67,9 @@ bool dt_check_run(dt *t, dt_tol tol, const char *file, int line);
 /* supports_node on node n refuses with code and a message holding text. */
 bool dt_check_refused(dt *t, carve_node_id n, const char *code, const char *text, const char *file, int line);
 #define DT_REFUSED(t, n, code, text) dt_check_refused((t), (n), (code), (text), __FILE__, __LINE__)
+
+/* A Resize of x (4-D) by s on the two spatial axes (scales input), with
+ * mode and, when not NULL, coordinate_transformation_mode and nearest_mode. */
+carve_node_id dt_resize(dt *t, carve_value_id x, const char *mode, const char *ct, const char *nm, float s);
 
 #endif

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
-#define IDS(...) ((const carve_value_id[]){__VA_ARGS__})
 
 static carve_value_id out0(dt *t, carve_node_id n) { return carve_node_output(t->m, n, 0); }
 

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
-#define IDS(...) ((const carve_value_id[]){__VA_ARGS__})
 #define SETI(t, n, name, ...)                                                                              \
     carve_node_set_attr_ints((t)->m, (n), (name), sizeof((const int64_t[]){__VA_ARGS__}) / 8,              \
                              (const int64_t[]){__VA_ARGS__})
@@ -341,30 +340,18 @@ TEST(layernorm_axes)
     dt_free(&t);
 }
 
-static carve_node_id resize(dt *t, carve_value_id x, const char *mode, const char *ct, const char *nm, float s)
-{
-    float sc[4] = {1, 1, s, s};
-    carve_value_id scales = dt_const_f32(t, NULL, 4, sc);
-    carve_node_id n = dt_node(t, "Resize", 3, IDS(x, CARVE_NONE, scales), 1);
-    carve_node_set_attr_string(t->m, n, "mode", mode);
-    if (ct)
-        carve_node_set_attr_string(t->m, n, "coordinate_transformation_mode", ct);
-    if (nm)
-        carve_node_set_attr_string(t->m, n, "nearest_mode", nm);
-    return n;
-}
 
 TEST(resize_modes_that_match)
 {
     dt t;
     dt_init(&t, 13, 15);
     carve_value_id x = dt_input(&t, "x", 4, D(1, 3, 6, 8), -1, 1);
-    dt_output(&t, out0(&t, resize(&t, x, "nearest", "asymmetric", "floor", 2)));
-    dt_output(&t, out0(&t, resize(&t, x, "nearest", NULL, NULL, 2)));
-    dt_output(&t, out0(&t, resize(&t, x, "nearest", NULL, NULL, 4)));
-    dt_output(&t, out0(&t, resize(&t, x, "linear", NULL, NULL, 2)));
-    dt_output(&t, out0(&t, resize(&t, x, "linear", "pytorch_half_pixel", NULL, 3)));
-    dt_output(&t, out0(&t, resize(&t, x, "linear", NULL, NULL, 0.5f)));
+    dt_output(&t, out0(&t, dt_resize(&t, x, "nearest", "asymmetric", "floor", 2)));
+    dt_output(&t, out0(&t, dt_resize(&t, x, "nearest", NULL, NULL, 2)));
+    dt_output(&t, out0(&t, dt_resize(&t, x, "nearest", NULL, NULL, 4)));
+    dt_output(&t, out0(&t, dt_resize(&t, x, "linear", NULL, NULL, 2)));
+    dt_output(&t, out0(&t, dt_resize(&t, x, "linear", "pytorch_half_pixel", NULL, 3)));
+    dt_output(&t, out0(&t, dt_resize(&t, x, "linear", NULL, NULL, 0.5f)));
     REQUIRE(dt_finish(&t));
     DT_RUN(&t, DT_TOL_ELT);
     dt_free(&t);

@@ -11,7 +11,6 @@
 #include "backends/onednn/dn.h"
 
 #define D(...) ((const int64_t[]){__VA_ARGS__})
-#define IDS(...) ((const carve_value_id[]){__VA_ARGS__})
 #define SETI(t, n, name, ...)                                                                              \
     carve_node_set_attr_ints((t)->m, (n), (name), sizeof((const int64_t[]){__VA_ARGS__}) / 8,              \
                              (const int64_t[]){__VA_ARGS__})
@@ -46,30 +45,20 @@ TEST(avgpool_ceil_include_pad_refused)
     dt_free(&t);
 }
 
-static carve_node_id resize(dt *t, carve_value_id x, const char *mode, const char *ct, const char *nm, float s)
-{
-    float sc[4] = {1, 1, s, s};
-    carve_value_id scales = dt_const_f32(t, NULL, 4, sc);
-    carve_node_id n = dt_node(t, "Resize", 3, IDS(x, CARVE_NONE, scales), 1);
-    carve_node_set_attr_string(t->m, n, "mode", mode);
-    if (ct)
-        carve_node_set_attr_string(t->m, n, "coordinate_transformation_mode", ct);
-    if (nm)
-        carve_node_set_attr_string(t->m, n, "nearest_mode", nm);
-    dt_output(t, carve_node_output(t->m, n, 0));
-    return n;
-}
 
 TEST(resize_semantics_refused)
 {
     dt t;
     dt_init(&t, 13, 3);
     carve_value_id x = dt_input(&t, "x", 4, D(1, 2, 5, 6), -1, 1);
-    carve_node_id ac = resize(&t, x, "linear", "align_corners", NULL, 2);
-    carve_node_id cu = resize(&t, x, "cubic", NULL, NULL, 2);
-    carve_node_id ce = resize(&t, x, "nearest", "asymmetric", "ceil", 2);
-    carve_node_id odd = resize(&t, x, "linear", NULL, NULL, 0.5f); /* 5 -> 2: scale 0.5, ratio 0.4 */
-    carve_node_id tf = resize(&t, x, "linear", "tf_crop_and_resize", NULL, 2);
+    carve_node_id ac = dt_resize(&t, x, "linear", "align_corners", NULL, 2);
+    carve_node_id cu = dt_resize(&t, x, "cubic", NULL, NULL, 2);
+    carve_node_id ce = dt_resize(&t, x, "nearest", "asymmetric", "ceil", 2);
+    carve_node_id odd = dt_resize(&t, x, "linear", NULL, NULL, 0.5f); /* 5 -> 2: scale 0.5, ratio 0.4 */
+    carve_node_id tf = dt_resize(&t, x, "linear", "tf_crop_and_resize", NULL, 2);
+    carve_node_id all[] = {ac, cu, ce, odd, tf};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        dt_output(&t, carve_node_output(t.m, all[i], 0));
     REQUIRE(dt_finish(&t));
     DT_REFUSED(&t, ac, "unsupported_attribute", "align_corners");
     DT_REFUSED(&t, cu, "unsupported_attribute", "mode = 'cubic'");
