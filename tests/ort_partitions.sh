@@ -53,16 +53,11 @@ oww_silero_vad|openwakeword-0.1.1/package/models/silero_vad.onnx||--input sr=$DA
 LIST
 }
 # Known failures, each with its cause (reported as XFAIL, never hidden):
-#  none now (ocr_rec on htp was one: a constant read as Squeeze's axes and
-#  as data took its int32 copy everywhere; test_legalize_shared.c).
-#  imgly_medium on gpu (SET=heavy): a float16 model whose activations reach
-#  the thousands; 24 of 69 gpu partitions, fed the original's float16
-#  values, differ from onnxruntime by more than the model's end-to-end
-#  tolerance (1e-2; e.g. 1800 vs 1776, 24 float16 steps after several
-#  convolutions), while the model's output agrees (tests/ort_real_models.sh).
-#  A tolerance for float16 intermediates (in steps of the type) is still to
-#  be set; on htp its one partition matches.
-KNOWN=" imgly_medium:gpu "
+#  none now. ocr_rec on htp was one (a constant read as Squeeze's axes and as
+#  data took its int32 copy everywhere; test_legalize_shared.c); imgly_medium
+#  on gpu was one until tests/ort read float16 values as values (npy.numbers):
+#  the comparison had compared their bit patterns (test_npy.js).
+KNOWN=""
 pass=0 fail=0 xfail=0 parts=0 ran=0 unreached=0 checked=0 parts12=0
 while IFS='|' read -r name rel dims inputs tol; do
   [ -n "$name" ] || continue

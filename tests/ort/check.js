@@ -36,9 +36,10 @@ async function main() {
     const shapeOk = JSON.stringify(got.dims) === JSON.stringify(want.dims);
     let maxAbs = 0, maxRel = 0, fails = 0;
     if (shapeOk) {
-      for (let i = 0; i < want.data.length; i++) {
-        const a = Number(got.data[i]), b = Number(want.data[i]);
-        if (Number.isNaN(a) && Number.isNaN(b)) continue;
+      const wv = npy.numbers(want.type, want.data), gv = npy.numbers(got.type, got.data);
+      for (let i = 0; i < wv.length; i++) {
+        const a = gv[i], b = wv[i];
+        if ((Number.isNaN(a) && Number.isNaN(b)) || a === b) continue;
         const d = Math.abs(a - b);
         maxAbs = Math.max(maxAbs, d);
         if (b !== 0) maxRel = Math.max(maxRel, d / Math.abs(b));

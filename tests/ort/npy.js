@@ -43,4 +43,21 @@ function write(path, type, dims, data) {
   fs.writeFileSync(path, Buffer.concat([pre, Buffer.from(header, 'latin1'), body]));
 }
 
-module.exports = { read, write };
+// IEEE 754 binary16 bits -> the number they hold (subnormals, +-0, +-inf, NaN).
+function halfToNumber(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return sign * m * 2 ** -24;
+  if (e === 31) return m ? NaN : sign * Infinity;
+  return sign * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+// The values of a tensor's data as numbers. float16 data (onnxruntime-node's
+// and read()'s) is a Uint16Array of bit patterns: comparing those as numbers
+// would compare bits, not values, so they are decoded here.
+function numbers(type, data) {
+  if (type === 'float16') return Float64Array.from(data, halfToNumber);
+  return Array.from(data, Number);
+}
+
+module.exports = { read, write, numbers, halfToNumber };

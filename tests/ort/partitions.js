@@ -66,9 +66,10 @@ async function main() {
         notes.push(`${io.name}: shape ${JSON.stringify(got.dims)} vs ${JSON.stringify(want.dims)}`);
         continue;
       }
-      for (let i = 0; i < want.data.length; i++, n++) {
-        const a = Number(got.data[i]), b = Number(want.data[i]);
-        if (Number.isNaN(a) && Number.isNaN(b)) continue;
+      const wv = npy.numbers(want.type, want.data), gv = npy.numbers(got.type, got.data);
+      for (let i = 0; i < wv.length; i++, n++) {
+        const a = gv[i], b = wv[i];
+        if ((Number.isNaN(a) && Number.isNaN(b)) || a === b) continue;
         const d = Math.abs(a - b);
         worstAbs = Math.max(worstAbs, d);
         if (!(d <= atol + rtol * Math.abs(b))) { fails++; if (notes.length < 3) notes.push(`${io.name}[${i}]: ort ${a} carve ${b}`); }
