@@ -735,11 +735,9 @@ static carve_status set_merged(cv_ictx *c, uint32_t i, const cv_type *a, const c
             return CARVE_OK;
         return cv_infer_set(c, i, ta ? a->dtype : b->dtype, -1, NULL);
     }
-    if (a->dtype && b->dtype && a->dtype != b->dtype) {
-        const cv_node *n = &c->m->nodes[c->node];
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): output %u is %s in %s but %s in %s", n->name,
-                        n->op, i, carve_dtype_name(a->dtype), an, carve_dtype_name(b->dtype), bn);
-    }
+    if (a->dtype && b->dtype && a->dtype != b->dtype)
+        return cv_ierr(c, "output %u is %s in %s but %s in %s", i, carve_dtype_name(a->dtype), an,
+                       carve_dtype_name(b->dtype), bn);
     carve_dtype dt = a->dtype ? a->dtype : b->dtype;
     if (a->rank < 0 || b->rank < 0 || a->rank != b->rank)
         return cv_infer_set(c, i, dt, -1, NULL);
