@@ -85,3 +85,25 @@ finish_counts() {
   echo "$passes passed, $failures failed"
   [ "$failures" -eq 0 ]
 }
+
+# real_models SET: the models of tests/data/real_models.list in SET (light
+# or heavy), one "name|path below the model cache|arguments" line each, the
+# arguments' $DATA, $P, $VAD, $DET_SIDE and $REC_WIDTH replaced (the caller
+# sets DET_SIDE and REC_WIDTH, the OCR input sizes it runs).
+real_models() {
+  local here data P vad name set rel args
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  data=$here/data
+  P=p2o.DynamicDimension
+  vad="--input sr=$data/sr16000.npy --input input=$data/audio_1x512.npy --input state=$data/state_2x1x128.npy"
+  while IFS='|' read -r name set rel args; do
+    case $name in '' | '#'*) continue ;; esac
+    [ "$set" = "$1" ] || continue
+    args=${args//'$VAD'/$vad}
+    args=${args//'$DATA'/$data}
+    args=${args//'$DET_SIDE'/${DET_SIDE:?}}
+    args=${args//'$REC_WIDTH'/${REC_WIDTH:?}}
+    args=${args//'$P'/$P}
+    printf '%s|%s|%s\n' "$name" "$rel" "$args"
+  done <"$here/data/real_models.list"
+}
