@@ -915,6 +915,23 @@ static void test_roialign(void)
     tb_free(&t);
 }
 
+/* GridSample (align_corners=1, attribute name = value) of x on grid (dims
+ * gd); the run's status, its output in *y and its message in msg. */
+static carve_status gridsample(const cv_val *x, const int64_t *gd, const float *grid, const char *name,
+                               const char *value, cv_val **y, char *msg, size_t msgsz)
+{
+    tb t;
+    tb_init(&t, 16);
+    carve_value_id ins[2] = {tb_in(&t, "X", cv_val_ref((cv_val *)x)), tb_in(&t, "grid", tensor_f32(4, gd, grid))};
+    carve_node_id n = tb_node(&t, "GridSample", 2, ins, 1);
+    carve_node_set_attr_string(t.m, n, name, value);
+    carve_node_set_attr_int(t.m, n, "align_corners", 1);
+    carve_status s = tb_run(&t, y);
+    snprintf(msg, msgsz, "%s", carve_errmsg(t.ctx));
+    tb_free(&t);
+    return s;
+}
+
 static void test_gridsample(void)
 {
     /* an identity grid with align_corners=1 reproduces the input in every
@@ -928,35 +945,23 @@ static void test_gridsample(void)
             grid[(i * 4 + j) * 2 + 1] = -1 + 2.0f * (float)i / 2;
         }
     static const char *modes[] = {"bilinear", "nearest", "bicubic"};
+    char msg[300];
     for (int mi = 0; mi < 3; mi++) {
-        tb t;
-        tb_init(&t, 16);
-        carve_value_id ins[2] = {tb_in(&t, "X", cv_val_ref(x)), tb_in(&t, "grid", tensor_f32(4, gd, grid))};
-        carve_node_id n = tb_node(&t, "GridSample", 2, ins, 1);
-        carve_node_set_attr_string(t.m, n, "mode", modes[mi]);
-        carve_node_set_attr_int(t.m, n, "align_corners", 1);
-        cv_val *y;
-        carve_status s = tb_run(&t, &y);
+        cv_val *y = NULL;
+        carve_status s = gridsample(x, gd, grid, "mode", modes[mi], &y, msg, sizeof msg);
         char why[200] = "";
         OT_CHECK(!s && ot_close(y, x, 1e-5, 1e-5, why, sizeof why), "GridSample %s identity: %s %s", modes[mi],
-                 carve_errmsg(t.ctx), why);
+                 msg, why);
         cv_val_unref(y);
-        tb_free(&t);
     }
     /* one point left of the image by one pixel (align_corners=1): x = -1 - 2/3 */
     static const char *pads[] = {"zeros", "border", "reflection"};
     float g1[2] = {-1 - 2.0f / 3, -1};
     int64_t g1d[4] = {1, 1, 1, 2};
     for (int pi = 0; pi < 3; pi++) {
-        tb t;
-        tb_init(&t, 16);
-        carve_value_id ins[2] = {tb_in(&t, "X", cv_val_ref(x)), tb_in(&t, "grid", tensor_f32(4, g1d, g1))};
-        carve_node_id n = tb_node(&t, "GridSample", 2, ins, 1);
-        carve_node_set_attr_string(t.m, n, "padding_mode", pads[pi]);
-        carve_node_set_attr_int(t.m, n, "align_corners", 1);
-        cv_val *y;
-        carve_status s = tb_run(&t, &y);
-        OT_CHECK(!s, "GridSample %s: %s", pads[pi], carve_errmsg(t.ctx));
+        cv_val *y = NULL;
+        carve_status s = gridsample(x, g1d, g1, "padding_mode", pads[pi], &y, msg, sizeof msg);
+        OT_CHECK(!s, "GridSample %s: %s", pads[pi], msg);
         if (!s) {
             const float *xs = x->data;
             for (int c = 0; c < 2; c++) {
@@ -966,7 +971,6 @@ static void test_gridsample(void)
             }
             cv_val_unref(y);
         }
-        tb_free(&t);
     }
     cv_val_unref(x);
 }
