@@ -82,10 +82,11 @@ static void check_run(tb *t, const char *what, carve_dtype dt, int rank, const i
 }
 
 /* A Conv or ConvTranspose node of t on seeded random X (xd), W (wd) and,
- * with bias, B (M values); their values as doubles in v (freed by the
- * caller). */
+ * with bias, B (M values), with n strides and dilations and the group; the
+ * input values as doubles in v (freed by the caller). */
 static void conv_node(tb *t, const char *op, carve_dtype dt, int rank, const int64_t *xd, const int64_t *wd, int64_t M,
-                      bool bias, uint32_t seed, double *v[3])
+                      bool bias, int n, const int64_t *strides, const int64_t *dilations, int64_t group, uint32_t seed,
+                      double *v[3])
 {
     int64_t bd[1] = {M};
     tb_init(t, 17);
@@ -95,6 +96,9 @@ static void conv_node(tb *t, const char *op, carve_dtype dt, int rank, const int
     if (!bias)
         cv_val_unref(b);
     tb_node(t, op, bias ? 3 : 2, ins, 1);
+    tb_ints(t, "strides", n, strides);
+    tb_ints(t, "dilations", n, dilations);
+    carve_node_set_attr_int(t->m, t->node, "group", group);
 }
 
 /* The 'pads' attribute: n begin values, then n end values. */
@@ -182,11 +186,8 @@ static void check_conv(const char *what, conv_case c, carve_dtype dt, uint32_t s
         od[2 + i] = conv_out(&c, i);
     tb t;
     double *v[3];
-    conv_node(&t, "Conv", dt, rank, xd, wd, c.M, c.bias, seed, v);
+    conv_node(&t, "Conv", dt, rank, xd, wd, c.M, c.bias, c.n, c.s, c.d, c.group, seed, v);
     tb_ints(&t, "kernel_shape", c.n, c.k);
-    tb_ints(&t, "strides", c.n, c.s);
-    tb_ints(&t, "dilations", c.n, c.d);
-    carve_node_set_attr_int(t.m, t.node, "group", c.group);
     if (c.autopad)
         carve_node_set_attr_string(t.m, t.node, "auto_pad", c.autopad);
     else
@@ -386,11 +387,8 @@ static void check_convt(const char *what, convt_case c, carve_dtype dt, uint32_t
         od[2 + i] = convt_out(&c, i);
     tb t;
     double *v[3];
-    conv_node(&t, "ConvTranspose", dt, rank, xd, wd, c.M, c.bias, seed, v);
-    tb_ints(&t, "strides", c.n, c.s);
-    tb_ints(&t, "dilations", c.n, c.d);
+    conv_node(&t, "ConvTranspose", dt, rank, xd, wd, c.M, c.bias, c.n, c.s, c.d, c.group, seed, v);
     tb_ints(&t, "output_padding", c.n, c.op);
-    carve_node_set_attr_int(t.m, t.node, "group", c.group);
     if (c.use_os)
         tb_ints(&t, "output_shape", c.n, c.os);
     if (c.autopad)
