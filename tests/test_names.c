@@ -42,11 +42,7 @@ static Onnx__GraphProto *graph(const char *name)
 
 static Onnx__AttributeProto *graph_attr(const char *name, Onnx__GraphProto *g)
 {
-    Onnx__AttributeProto *a = t_pb_alloc(sizeof *a);
-    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    a->name = t_pb_strdup(name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    Onnx__AttributeProto *a = t_pb_attr(name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
     a->g = g;
     return a;
 }
