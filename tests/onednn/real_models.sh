@@ -3,7 +3,7 @@
 # det/rec/cls, silero VAD, openWakeWord; imgly small with "heavy"): the
 # model lowers for onednn and its Delegates, run through oneDNN, agree with
 # the reference within check's tolerance. Prints the placement line of each.
-#   tests/onednn/real_models.sh CARVE MODEL_CACHE [heavy]
+#   tests/onednn/real_models.sh CARVE MODEL_CACHE [light|heavy]
 set -uo pipefail
 CARVE=$1
 CACHE=$2
