@@ -107,3 +107,21 @@ real_models() {
     printf '%s|%s|%s\n' "$name" "$rel" "$args"
   done <"$here/data/real_models.list"
 }
+
+# real_model_tolerance NAME: "atol rtol" within which a run of the model
+# matches onnxruntime's (tests/ort_real_models.sh, tests/ort_partitions.sh):
+# float32 models 1e-4 1e-3.
+real_model_tolerance() {
+  case $1 in
+    silero_vad_half | imgly_medium) echo "1e-2 1e-2" ;; # float16
+    oww_melspectrogram) echo "1e-3 1e-3" ;;
+    # imgly_small is dynamically quantized (DynamicQuantizeLinear + ConvInteger
+    # downstream of its 39 bilinear Resize nodes): a last-bit difference in a
+    # Resize output can move a value to the next quantization step, so it
+    # matches only because carve's bilinear Resize rounds as onnxruntime does
+    # (k_resize.c, docs/kernels.md). Every activation is then bit-identical; the
+    # sigmoid outputs differ by <= 2e-7 (onnxruntime approximates the logistic
+    # function), well inside the float32 tolerance.
+    *) echo "1e-4 1e-3" ;;
+  esac
+}

@@ -15,21 +15,6 @@ if [ ! -d "$HERE/ort/node_modules/onnxruntime-node" ]; then
   exit 1
 fi
 . "$HERE/lib.sh"
-# the tolerance (atol rtol) of a model: float32 models 1e-4 1e-3
-tolerance() {
-  case $1 in
-    silero_vad_half | imgly_medium) echo "1e-2 1e-2" ;; # float16
-    oww_melspectrogram) echo "1e-3 1e-3" ;;
-    # imgly_small is dynamically quantized (DynamicQuantizeLinear + ConvInteger
-    # downstream of its 39 bilinear Resize nodes): a last-bit difference in a
-    # Resize output can move a value to the next quantization step, so it
-    # matches only because carve's bilinear Resize rounds as onnxruntime does
-    # (k_resize.c, docs/kernels.md). Every activation is then bit-identical; the
-    # sigmoid outputs differ by <= 2e-7 (onnxruntime approximates the logistic
-    # function), well inside the float32 tolerance.
-    *) echo "1e-4 1e-3" ;;
-  esac
-}
 pass=0
 fail=0
 list=$(DET_SIDE=160 REC_WIDTH=320 real_models "$SET") # the models: tests/data/real_models.list
@@ -37,7 +22,7 @@ while IFS='|' read -r name rel args; do
   [ -n "$name" ] || continue
   model=$CACHE/$rel
   dir=$(mktemp -d)
-  read -r atol rtol <<<"$(tolerance "$name")"
+  read -r atol rtol <<<"$(real_model_tolerance "$name")"
   # shellcheck disable=SC2086
   if [ ! -f "$model" ]; then
     echo "FAIL $name: $model is missing (run scripts/fetch-models.sh)"
