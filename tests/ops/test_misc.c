@@ -1191,17 +1191,25 @@ static cv_val *strings(int rank, const int64_t *dims, const char *const *s)
     return v;
 }
 
+/* t (opset 10) with a StringNormalizer of the C words as [C] (or [1, C]
+ * when twodim) and the stopword "monday". */
+static carve_node_id stringnormalizer(tb *t, bool twodim, int64_t C, const char *const *words)
+{
+    static const char *stop[] = {"monday"};
+    tb_init(t, 10);
+    int64_t d1[1] = {C}, d2[2] = {1, C};
+    carve_value_id ins[1] = {tb_in(t, "x", strings(twodim ? 2 : 1, twodim ? d2 : d1, words))};
+    carve_node_id n = tb_node(t, "StringNormalizer", 1, ins, 1);
+    carve_node_set_attr_strings(t->m, n, "stopwords", 1, stop);
+    return n;
+}
+
 static void test_stringnormalizer(void)
 {
     static const char *words[] = {"Monday", "caf\xc3\xa9", "MONDAY", "tuesday"};
-    static const char *stop[] = {"monday"};
     for (int twodim = 0; twodim < 2; twodim++) {
         tb t;
-        tb_init(&t, 10);
-        int64_t d1[1] = {4}, d2[2] = {1, 4};
-        carve_value_id ins[1] = {tb_in(&t, "x", strings(twodim ? 2 : 1, twodim ? d2 : d1, words))};
-        carve_node_id n = tb_node(&t, "StringNormalizer", 1, ins, 1);
-        carve_node_set_attr_strings(t.m, n, "stopwords", 1, stop);
+        carve_node_id n = stringnormalizer(&t, twodim, 4, words);
         carve_node_set_attr_string(t.m, n, "case_change_action", "UPPER");
         cv_val *y;
         carve_status s = tb_run(&t, &y);
@@ -1222,11 +1230,7 @@ static void test_stringnormalizer(void)
     static const char *all[] = {"monday", "Monday"};
     for (int twodim = 0; twodim < 2; twodim++) {
         tb t;
-        tb_init(&t, 10);
-        int64_t d1[1] = {2}, d2[2] = {1, 2};
-        carve_value_id ins[1] = {tb_in(&t, "x", strings(twodim ? 2 : 1, twodim ? d2 : d1, all))};
-        carve_node_id n = tb_node(&t, "StringNormalizer", 1, ins, 1);
-        carve_node_set_attr_strings(t.m, n, "stopwords", 1, stop);
+        stringnormalizer(&t, twodim, 2, all);
         cv_val *y;
         carve_status s = tb_run(&t, &y);
         OT_CHECK(!s && y->nelem == 1 && y->rank == (twodim ? 2 : 1) && y->dims[0] == 1 && !((char **)y->data)[0][0],
