@@ -846,6 +846,17 @@ static void test_nms(void)
 
 /* ================================================================ RoiAlign, GridSample */
 
+/* t (opset 16) with a RoiAlign of the 1x1x3x3 x on the one roi, batch
+ * index bi. */
+static carve_node_id roialign(tb *t, const float *x, const float *roi, int64_t bi)
+{
+    tb_init(t, 16);
+    int64_t xd[4] = {1, 1, 3, 3}, rd[2] = {1, 4};
+    carve_value_id ins[3] = {tb_in(t, "X", tensor_f32(4, xd, x)), tb_in(t, "rois", tensor_f32(2, rd, roi)),
+                             tb_const(t, "bi", vec_i64(1, &bi))};
+    return tb_node(t, "RoiAlign", 3, ins, 1);
+}
+
 static void test_roialign(void)
 {
     /* a 1x1x3x3 ramp: bilinear samples of a linear function are exact, so
@@ -855,12 +866,7 @@ static void test_roialign(void)
     for (int half = 0; half < 2; half++)
         for (int mx = 0; mx < 2; mx++) {
             tb t;
-            tb_init(&t, 16);
-            int64_t xd[4] = {1, 1, 3, 3}, rd[2] = {1, 4};
-            int64_t bi = 0;
-            carve_value_id ins[3] = {tb_in(&t, "X", tensor_f32(4, xd, xv)), tb_in(&t, "rois", tensor_f32(2, rd, rois)),
-                                     tb_const(&t, "bi", vec_i64(1, &bi))};
-            carve_node_id n = tb_node(&t, "RoiAlign", 3, ins, 1);
+            carve_node_id n = roialign(&t, xv, rois, 0);
             carve_node_set_attr_int(t.m, n, "output_height", 1);
             carve_node_set_attr_int(t.m, n, "output_width", 2);
             carve_node_set_attr_int(t.m, n, "sampling_ratio", 2);
@@ -902,12 +908,7 @@ static void test_roialign(void)
         }
     /* a batch index out of range */
     tb t;
-    tb_init(&t, 16);
-    int64_t xd[4] = {1, 1, 3, 3}, rd[2] = {1, 4};
-    int64_t bi = 2;
-    carve_value_id ins[3] = {tb_in(&t, "X", tensor_f32(4, xd, xv)), tb_in(&t, "rois", tensor_f32(2, rd, rois)),
-                             tb_const(&t, "bi", vec_i64(1, &bi))};
-    tb_node(&t, "RoiAlign", 3, ins, 1);
+    roialign(&t, xv, rois, 2);
     cv_val *y;
     carve_status s = tb_run(&t, &y);
     OT_CHECK(s && strstr(carve_errmsg(t.ctx), "'batch_indices' value 2 at 0 is outside [0, 1)"),
