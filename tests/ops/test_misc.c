@@ -1146,16 +1146,20 @@ static void test_stft(void)
     tb_free(&t);
 }
 
+/* t (opset 17) with a MelWeightMatrix of constant inputs. */
+static void melweightmatrix(tb *t, int64_t nmel, int64_t dft, int64_t rate, float lo, float hi)
+{
+    tb_init(t, 17);
+    carve_value_id ins[5] = {tb_const(t, "nmel", vec_i64(1, &nmel)), tb_const(t, "dft", vec_i64(1, &dft)),
+                             tb_const(t, "rate", vec_i64(1, &rate)), tb_const(t, "lo", vec_f32(1, &lo)),
+                             tb_const(t, "hi", vec_f32(1, &hi))};
+    tb_node(t, "MelWeightMatrix", 5, ins, 1);
+}
+
 static void test_melweightmatrix(void)
 {
     tb t;
-    tb_init(&t, 17);
-    int64_t nmel = 4, dft = 16, rate = 8000;
-    float lo = 0, hi = 4000;
-    carve_value_id ins[5] = {tb_const(&t, "nmel", vec_i64(1, &nmel)), tb_const(&t, "dft", vec_i64(1, &dft)),
-                             tb_const(&t, "rate", vec_i64(1, &rate)), tb_const(&t, "lo", vec_f32(1, &lo)),
-                             tb_const(&t, "hi", vec_f32(1, &hi))};
-    tb_node(&t, "MelWeightMatrix", 5, ins, 1);
+    melweightmatrix(&t, 4, 16, 8000, 0, 4000);
     cv_val *y;
     carve_status s = tb_run(&t, &y);
     OT_CHECK(!s && y->rank == 2 && y->dims[0] == 9 && y->dims[1] == 4, "MelWeightMatrix shape: %s", carve_errmsg(t.ctx));
@@ -1343,13 +1347,7 @@ static void test_hostile(void)
     }
     {   /* MelWeightMatrix: huge num_mel_bins, NaN edges */
         tb t;
-        tb_init(&t, 17);
-        int64_t nmel = INT64_MAX, dft = 16, rate = 8000;
-        float lo = 0, hi = NAN;
-        carve_value_id ins[5] = {tb_const(&t, "nmel", vec_i64(1, &nmel)), tb_const(&t, "dft", vec_i64(1, &dft)),
-                                 tb_const(&t, "rate", vec_i64(1, &rate)), tb_const(&t, "lo", vec_f32(1, &lo)),
-                                 tb_const(&t, "hi", vec_f32(1, &hi))};
-        tb_node(&t, "MelWeightMatrix", 5, ins, 1);
+        melweightmatrix(&t, INT64_MAX, 16, 8000, 0, NAN);
         cv_val *y;
         carve_status s = tb_run(&t, &y);
         OT_CHECK(s && strstr(carve_errmsg(t.ctx), "'upper_edge_hertz' (nan)"), "MelWeightMatrix NaN edge: '%s'",
