@@ -85,3 +85,43 @@ finish_counts() {
   echo "$passes passed, $failures failed"
   [ "$failures" -eq 0 ]
 }
+
+# real_models SET: the models of tests/data/real_models.list in SET (light
+# or heavy), one "name|path below the model cache|arguments" line each, the
+# arguments' $DATA, $P, $VAD, $DET_SIDE and $REC_WIDTH replaced (the caller
+# sets DET_SIDE and REC_WIDTH, the OCR input sizes it runs).
+real_models() {
+  local here data P vad name set rel args
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  data=$here/data
+  P=p2o.DynamicDimension
+  vad="--input sr=$data/sr16000.npy --input input=$data/audio_1x512.npy --input state=$data/state_2x1x128.npy"
+  while IFS='|' read -r name set rel args; do
+    case $name in '' | '#'*) continue ;; esac
+    [ "$set" = "$1" ] || continue
+    args=${args//'$VAD'/$vad}
+    args=${args//'$DATA'/$data}
+    args=${args//'$DET_SIDE'/${DET_SIDE:?}}
+    args=${args//'$REC_WIDTH'/${REC_WIDTH:?}}
+    args=${args//'$P'/$P}
+    printf '%s|%s|%s\n' "$name" "$rel" "$args"
+  done <"$here/data/real_models.list"
+}
+
+# real_model_tolerance NAME: "atol rtol" within which a run of the model
+# matches onnxruntime's (tests/ort_real_models.sh, tests/ort_partitions.sh):
+# float32 models 1e-4 1e-3.
+real_model_tolerance() {
+  case $1 in
+    silero_vad_half | imgly_medium) echo "1e-2 1e-2" ;; # float16
+    oww_melspectrogram) echo "1e-3 1e-3" ;;
+    # imgly_small is dynamically quantized (DynamicQuantizeLinear + ConvInteger
+    # downstream of its 39 bilinear Resize nodes): a last-bit difference in a
+    # Resize output can move a value to the next quantization step, so it
+    # matches only because carve's bilinear Resize rounds as onnxruntime does
+    # (k_resize.c, docs/kernels.md). Every activation is then bit-identical; the
+    # sigmoid outputs differ by <= 2e-7 (onnxruntime approximates the logistic
+    # function), well inside the float32 tolerance.
+    *) echo "1e-4 1e-3" ;;
+  esac
+}

@@ -15,43 +15,15 @@ CARVE=$1
 CACHE=$2
 SET=${3:-light}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-DATA=$HERE/data
 GOLD=$HERE/golden/lower
 TARGETS=htp,gpu,lpai,cpu,htp+gpu
-VAD="--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy"
-P=p2o.DynamicDimension
-
-# name | path below the cache | check arguments
-light_models() {
-  cat <<LIST
-ocr_det|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx|--dim $P.0=1 --dim $P.1=96 --dim $P.2=96
-ocr_rec|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx|--dim $P.0=1 --dim $P.1=160
-ocr_cls|ocr-models-1.4.2/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx|--dim $P.0=1 --dim $P.1=48 --dim $P.2=192
-silero_vad|silero-vad-1.0.3/package/weights/silero_vad.onnx|$VAD
-silero_vad_16k_op15|silero-vad-1.0.3/package/weights/silero_vad_16k_op15.onnx|$VAD
-silero_vad_op18_ifless|silero-vad-1.0.3/package/weights/silero_vad_op18_ifless.onnx|$VAD
-silero_vad_half|silero-vad-1.0.3/package/weights/silero_vad_half.onnx|--input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy
-oww_alexa|openwakeword-0.1.1/package/models/alexa_v0.1.onnx|
-oww_hey_jarvis|openwakeword-0.1.1/package/models/hey_jarvis_v0.1.onnx|
-oww_hey_mycroft|openwakeword-0.1.1/package/models/hey_mycroft_v0.1.onnx|
-oww_hey_rhasspy|openwakeword-0.1.1/package/models/hey_rhasspy_v0.1.onnx|
-oww_timer|openwakeword-0.1.1/package/models/timer_v0.1.onnx|
-oww_weather|openwakeword-0.1.1/package/models/weather_v0.1.onnx|
-oww_embedding|openwakeword-0.1.1/package/models/embedding_model.onnx|--dim unk__314=1
-oww_melspectrogram|openwakeword-0.1.1/package/models/melspectrogram.onnx|--dim batch_size=1 --dim samples=1760
-oww_silero_vad|openwakeword-0.1.1/package/models/silero_vad.onnx|--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input h=$DATA/state_2x1x64.npy --input c=$DATA/state_2x1x64.npy
-LIST
-}
-heavy_models() {
-  cat <<LIST
-imgly_small|background-removal-1.4.5/models/small.onnx|
-imgly_medium|background-removal-1.4.5/models/medium.onnx|
-LIST
-}
+. "$HERE/lib.sh"
 
 pass=0
 fail=0
-list=$([ "$SET" = heavy ] && heavy_models || light_models)
+# the models: tests/data/real_models.list, the OCR models at small sizes as
+# they are run on every target
+list=$(DET_SIDE=96 REC_WIDTH=160 real_models "$SET")
 while IFS='|' read -r name rel args; do
   [ -n "$name" ] || continue
   model=$CACHE/$rel
@@ -101,6 +73,7 @@ done <<<"$list"
 if [ "$SET" = light ]; then
   rec=$CACHE/ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx
   tmp=$(mktemp -d)
+  P=p2o.DynamicDimension
   "$CARVE" lower "$rec" --target htp --no-upgrade -o "$tmp/l.onnx" --dim $P.0=1 --dim $P.1=160 2>"$tmp/err" >/dev/null
   if grep -q "in 3 partitions, 3 on CPU" "$tmp/err" && grep -q "3 unsupported_opset" "$tmp/err"; then
     echo "ok   ocr_rec --no-upgrade: 3 partitions, the old Softmax on CPU"; pass=$((pass + 1))

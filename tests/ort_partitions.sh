@@ -22,43 +22,35 @@ CACHE=$2
 shift 2
 TARGETS=${*:-htp gpu}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-DATA=$HERE/data
 if [ ! -d "$HERE/ort/node_modules/onnxruntime-node" ]; then
   echo "FAIL: onnxruntime-node is not installed: (cd tests/ort && ONNXRUNTIME_NODE_INSTALL=skip npm ci)"
   exit 1
 fi
-VAD="--input sr=$DATA/sr16000.npy --input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy"
-# silero at 8 kHz (256 samples) takes the other branch of its first If
-VAD8="--input sr=$DATA/sr8000.npy --input input=$DATA/audio_1x256.npy --input state=$DATA/state_2x1x128.npy"
-OWWVAD="--input input=$DATA/audio_1x512.npy --input h=$DATA/state_2x1x64.npy --input c=$DATA/state_2x1x64.npy"
-P=p2o.DynamicDimension
-# name | path below the cache | dims (lower and run) | run inputs | atol rtol | a second input set (optional)
+. "$HERE/lib.sh"
+# models: tests/data/real_models.list (SET light or heavy), each line
+# "name|path|dims (lower and run)|run inputs|atol rtol|a second input set"
+# (the arguments of the list split into dims and inputs; the tolerance of
+# real_model_tolerance; silero at 8 kHz takes the other branch of its first
+# If)
 models() {
-  if [ "${SET:-light}" = heavy ]; then
-    cat <<LIST
-imgly_small|background-removal-1.4.5/models/small.onnx|||1e-4 1e-3
-imgly_medium|background-removal-1.4.5/models/medium.onnx|||1e-2 1e-2
-LIST
-    return
-  fi
-  cat <<LIST
-ocr_det|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_det_infer.onnx|--dim $P.0=1 --dim $P.1=160 --dim $P.2=160||1e-4 1e-3
-ocr_rec|ocr-models-1.4.2/package/assets/ch_PP-OCRv4_rec_infer.onnx|--dim $P.0=1 --dim $P.1=320||1e-4 1e-3
-ocr_cls|ocr-models-1.4.2/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx|--dim $P.0=1 --dim $P.1=48 --dim $P.2=192||1e-4 1e-3
-silero_vad|silero-vad-1.0.3/package/weights/silero_vad.onnx||$VAD|1e-4 1e-3|$VAD8
-silero_vad_16k_op15|silero-vad-1.0.3/package/weights/silero_vad_16k_op15.onnx||$VAD|1e-4 1e-3|$VAD8
-silero_vad_op18_ifless|silero-vad-1.0.3/package/weights/silero_vad_op18_ifless.onnx||$VAD|1e-4 1e-3|$VAD8
-silero_vad_half|silero-vad-1.0.3/package/weights/silero_vad_half.onnx||--input input=$DATA/audio_1x512.npy --input state=$DATA/state_2x1x128.npy|1e-2 1e-2
-oww_alexa|openwakeword-0.1.1/package/models/alexa_v0.1.onnx|||1e-4 1e-3
-oww_hey_jarvis|openwakeword-0.1.1/package/models/hey_jarvis_v0.1.onnx|||1e-4 1e-3
-oww_hey_mycroft|openwakeword-0.1.1/package/models/hey_mycroft_v0.1.onnx|||1e-4 1e-3
-oww_hey_rhasspy|openwakeword-0.1.1/package/models/hey_rhasspy_v0.1.onnx|||1e-4 1e-3
-oww_timer|openwakeword-0.1.1/package/models/timer_v0.1.onnx|||1e-4 1e-3
-oww_weather|openwakeword-0.1.1/package/models/weather_v0.1.onnx|||1e-4 1e-3
-oww_embedding|openwakeword-0.1.1/package/models/embedding_model.onnx|--dim unk__314=1||1e-4 1e-3
-oww_melspectrogram|openwakeword-0.1.1/package/models/melspectrogram.onnx|--dim batch_size=1 --dim samples=1760||1e-3 1e-3
-oww_silero_vad|openwakeword-0.1.1/package/models/silero_vad.onnx||--input sr=$DATA/sr16000.npy $OWWVAD|1e-4 1e-3|--input sr=$DATA/sr8000.npy $OWWVAD
-LIST
+  local name rel args dims inputs more
+  while IFS='|' read -r name rel args; do
+    dims="" inputs="" more=""
+    # shellcheck disable=SC2086
+    set -- $args
+    while [ $# -ge 2 ]; do
+      if [ "$1" = --dim ]; then dims="$dims $1 $2"; else inputs="$inputs $1 $2"; fi
+      shift 2
+    done
+    dims=${dims# } inputs=${inputs# }
+    case $name in
+      silero_vad | silero_vad_16k_op15 | silero_vad_op18_ifless) # 256 samples at 8 kHz
+        more=${inputs//sr16000.npy/sr8000.npy}
+        more=${more//audio_1x512.npy/audio_1x256.npy} ;;
+      oww_silero_vad) more=${inputs//sr16000.npy/sr8000.npy} ;; # its 512 samples at 8 kHz
+    esac
+    printf '%s|%s|%s|%s|%s|%s\n' "$name" "$rel" "$dims" "$inputs" "$(real_model_tolerance "$name")" "$more"
+  done < <(DET_SIDE=160 REC_WIDTH=320 real_models "${SET:-light}")
 }
 # Known failures, each with its cause (reported as XFAIL, never hidden):
 #  none now. ocr_rec on htp was one (a constant read as Squeeze's axes and as

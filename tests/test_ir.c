@@ -216,9 +216,7 @@ TEST(attributes_of_imported_only_kinds)
     *t = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
     t->n_dims = 1, t->dims = dims, t->has_data_type = 1, t->data_type = CARVE_FLOAT;
     t->n_float_data = 2, t->float_data = vals;
-    Onnx__AttributeProto *a = t_pb_alloc(sizeof *a);
-    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    a->name = "ts", a->has_type = 1, a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+    Onnx__AttributeProto *a = t_pb_attr("ts", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS);
     T_PB_PUSH(a->tensors, a->n_tensors, t);
     T_PB_PUSH(a->tensors, a->n_tensors, t);
     T_PB_PUSH(np->attribute, np->n_attribute, a);
@@ -226,26 +224,18 @@ TEST(attributes_of_imported_only_kinds)
     Onnx__SparseTensorProto *sp = t_pb_alloc(sizeof *sp);
     *sp = (Onnx__SparseTensorProto)ONNX__SPARSE_TENSOR_PROTO__INIT;
     sp->values = t, sp->n_dims = 1, sp->dims = dims;
-    a = t_pb_alloc(sizeof *a);
-    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    a->name = "sp", a->has_type = 1, a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR;
+    a = t_pb_attr("sp", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR);
     a->sparse_tensor = sp;
     T_PB_PUSH(np->attribute, np->n_attribute, a);
-    a = t_pb_alloc(sizeof *a);
-    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    a->name = "sps", a->has_type = 1, a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS;
+    a = t_pb_attr("sps", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS);
     T_PB_PUSH(a->sparse_tensors, a->n_sparse_tensors, sp);
     T_PB_PUSH(np->attribute, np->n_attribute, a);
 
     Onnx__TypeProto *tp = mp->graph->input[0]->type; /* float[2] */
-    a = t_pb_alloc(sizeof *a);
-    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    a->name = "tp", a->has_type = 1, a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+    a = t_pb_attr("tp", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO);
     a->tp = tp;
     T_PB_PUSH(np->attribute, np->n_attribute, a);
-    a = t_pb_alloc(sizeof *a);
-    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    a->name = "tps", a->has_type = 1, a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS;
+    a = t_pb_attr("tps", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS);
     T_PB_PUSH(a->type_protos, a->n_type_protos, tp);
     T_PB_PUSH(a->type_protos, a->n_type_protos, tp);
     T_PB_PUSH(np->attribute, np->n_attribute, a);

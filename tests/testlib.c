@@ -297,13 +297,19 @@ Onnx__NodeProto *t_pb_node(const char *name, const char *op, int n_in, const cha
     return n;
 }
 
-Onnx__AttributeProto *t_pb_attr_int(const char *name, int64_t v)
+Onnx__AttributeProto *t_pb_attr(const char *name, Onnx__AttributeProto__AttributeType type)
 {
     Onnx__AttributeProto *a = t_pb_alloc(sizeof *a);
     *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
     a->name = t_pb_strdup(name);
     a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    a->type = type;
+    return a;
+}
+
+Onnx__AttributeProto *t_pb_attr_int(const char *name, int64_t v)
+{
+    Onnx__AttributeProto *a = t_pb_attr(name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
     a->has_i = 1;
     a->i = v;
     return a;
@@ -311,11 +317,7 @@ Onnx__AttributeProto *t_pb_attr_int(const char *name, int64_t v)
 
 Onnx__AttributeProto *t_pb_attr_float(const char *name, float v)
 {
-    Onnx__AttributeProto *a = t_pb_alloc(sizeof *a);
-    *a = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    a->name = t_pb_strdup(name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    Onnx__AttributeProto *a = t_pb_attr(name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
     a->has_f = 1;
     a->f = v;
     return a;

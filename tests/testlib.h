@@ -112,6 +112,8 @@ void t_pb_push(void ***arr, size_t *n, void *item);
 /* New messages from the pool, initialised. */
 Onnx__NodeProto *t_pb_node(const char *name, const char *op, int n_in, const char *const *in, int n_out,
                            const char *const *out);
+/* A new attribute of that name and type, its value not set. */
+Onnx__AttributeProto *t_pb_attr(const char *name, Onnx__AttributeProto__AttributeType type);
 Onnx__AttributeProto *t_pb_attr_int(const char *name, int64_t v);
 Onnx__AttributeProto *t_pb_attr_float(const char *name, float v);
 Onnx__StringStringEntryProto *t_pb_kv(const char *k, const char *v);

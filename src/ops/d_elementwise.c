@@ -192,10 +192,8 @@ carve_status d_gelu(cv_rw *rw)
         carve_value_id erf = OP1("Erf", "ErfXSqrt", xs, NEW);
         phi = OP2("Add", "Phi", one, erf, NEW);
     } else {
-        const cv_node *n = &rw->m->nodes[rw->node];
-        return cv_error(rw->m->ctx, CARVE_ERR_UNSUPPORTED,
-                        "node '%s' (%s): attribute 'approximate' is \"%s\", expected \"none\" or \"tanh\"", n->name,
-                        n->op, ap);
+        return cv_node_err(rw->m, rw->node, CARVE_ERR_UNSUPPORTED, "",
+                           "attribute 'approximate' is \"%s\", expected \"none\" or \"tanh\"", ap);
     }
     carve_value_id hx = OP2("Mul", "MultX", half, x, NEW);
     return done(OP2("Mul", "Y", hx, phi, out_of(rw)));

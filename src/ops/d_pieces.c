@@ -61,6 +61,5 @@ carve_value_id rd_cast(cv_rw *rw, carve_value_id x, carve_dtype to, carve_value_
 
 carve_status rd_failed(cv_rw *rw)
 {
-    const cv_node *n = &rw->m->nodes[rw->node];
-    return cv_error(rw->m->ctx, CARVE_ERR_NOMEM, "node '%s' (%s): out of memory decomposing", n->name, n->op);
+    return cv_node_err(rw->m, rw->node, CARVE_ERR_NOMEM, "", "out of memory decomposing");
 }

@@ -26,18 +26,15 @@ carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, c
         return CARVE_OK;
     if (t->kind == CARVE_TYPE_TENSOR) {
         if (t->dtype && dtype && t->dtype != dtype)
-            return cv_error(m->ctx, CARVE_ERR_INVALID,
-                            "node '%s' (%s): output %u '%s' is %s by inference but the model declares %s",
-                            n->name, n->op, i, v->name, carve_dtype_name(dtype), carve_dtype_name(t->dtype));
+            return cv_ierr(c, "output %u '%s' is %s by inference but the model declares %s", i, v->name,
+                           carve_dtype_name(dtype), carve_dtype_name(t->dtype));
         if (t->rank >= 0 && rank >= 0 && t->rank != rank)
-            return cv_error(m->ctx, CARVE_ERR_INVALID,
-                            "node '%s' (%s): output %u '%s' has rank %d by inference but the model declares rank %d",
-                            n->name, n->op, i, v->name, rank, t->rank);
+            return cv_ierr(c, "output %u '%s' has rank %d by inference but the model declares rank %d", i, v->name,
+                           rank, t->rank);
         for (int d = 0; t->rank >= 0 && rank >= 0 && dims && d < rank; d++)
             if (t->dims[d].value >= 0 && dims[d].value >= 0 && t->dims[d].value != dims[d].value)
-                return cv_error(m->ctx, CARVE_ERR_INVALID,
-                                "node '%s' (%s): output %u '%s' dim %d is %lld by inference but the model declares %lld",
-                                n->name, n->op, i, v->name, d, (long long)dims[d].value, (long long)t->dims[d].value);
+                return cv_ierr(c, "output %u '%s' dim %d is %lld by inference but the model declares %lld", i, v->name,
+                               d, (long long)dims[d].value, (long long)t->dims[d].value);
     }
     /* Merge: what inference knows wins, declared names fill its gaps. */
     carve_dim merged[CARVE_MAX_RANK];
@@ -95,9 +92,8 @@ static carve_status bcast(cv_ictx *c, uint32_t first, uint32_t count, carve_dtyp
                 nd[d] = a;
             else if (a.value >= 0 && b.value >= 0) {
                 if (a.value != b.value)
-                    return cv_error(c->m->ctx, CARVE_ERR_INVALID,
-                                    "node '%s' (%s): input shapes do not broadcast (dim %lld against %lld)", n->name,
-                                    n->op, (long long)a.value, (long long)b.value);
+                    return cv_ierr(c, "input shapes do not broadcast (dim %lld against %lld)", (long long)a.value,
+                                   (long long)b.value);
                 nd[d] = a;
             } else if (a.value >= 0)
                 nd[d] = a;

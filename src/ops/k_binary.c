@@ -119,6 +119,32 @@ static carve_status bshape(cv_kctx *k, int n, const cv_val *const *in, const uin
     return CARVE_OK;
 }
 
+/* A new output of dtype in the broadcast shape of n inputs (or an error
+ * naming them), left uninitialized: bcast_each's runs cover every element
+ * once, so fn must store each (or dtype must start zeroed by itself). */
+static carve_status bcast_new(cv_kctx *k, int n, const cv_val *const *in, const uint32_t *idx, carve_dtype dtype,
+                              cv_val **y)
+{
+    int rank;
+    int64_t dims[CARVE_MAX_RANK];
+    carve_status s = bshape(k, n, in, idx, &rank, dims);
+    if (s)
+        return s;
+    *y = cv_val_new_uninit(dtype, rank, dims);
+    return *y ? CARVE_OK : cv_knomem(k);
+}
+
+/* Calls fn over the runs of y's broadcast of the n inputs (none when y is
+ * empty). */
+static void bcast_each(int n, const cv_val *const *in, const cv_val *y, brun_fn fn, void *ctx)
+{
+    if (!y->nelem)
+        return;
+    bplan p;
+    bplan_init(&p, n, in, y->rank, y->dims);
+    bplan_each(&p, fn, ctx);
+}
+
 /* ================================================================ binary */
 
 /* The innermost loop over a run, specialised on the input strides so the
@@ -281,21 +307,16 @@ static bool is_cmp(ew_op op) { return op >= B_EQ && op <= B_LE; }
  * computed in float32). The shape is broadcast(a, b). */
 static carve_status bin_eval(cv_kctx *k, ew_op op, const cv_val *a, const cv_val *b, const uint32_t *idx, cv_val **out)
 {
-    int rank;
-    int64_t dims[CARVE_MAX_RANK];
     const cv_val *ab[2] = {a, b};
-    carve_status s = bshape(k, 2, ab, idx, &rank, dims);
-    if (s)
-        return s;
     bool cmp = is_cmp(op);
-    if (ew_is_half(a->dtype)) {
+    if (ew_is_half(a->dtype)) { /* the shapes are checked on the float32 copies */
         cv_val *fa = ew_half_to_f32(a), *fb = ew_half_to_f32(b), *fy = NULL;
         if (!fa || !fb) {
             cv_val_unref(fa);
             cv_val_unref(fb);
             return cv_knomem(k);
         }
-        s = bin_eval(k, op, fa, fb, idx, &fy);
+        carve_status s = bin_eval(k, op, fa, fb, idx, &fy);
         cv_val_unref(fa);
         cv_val_unref(fb);
         if (s)
@@ -308,17 +329,13 @@ static carve_status bin_eval(cv_kctx *k, ew_op op, const cv_val *a, const cv_val
         cv_val_unref(fy);
         return *out ? CARVE_OK : cv_knomem(k);
     }
-    /* the plan's runs cover every output element once; binary_takes
-     * admits only dtypes bin_run has a loop for */
-    cv_val *y = cv_val_new_uninit(cmp ? CARVE_BOOL : a->dtype, rank, dims);
-    if (!y)
-        return cv_knomem(k);
-    if (y->nelem) {
-        bplan p;
-        bplan_init(&p, 2, ab, rank, dims);
-        bctx c = {op, a->dtype, a->data, b->data, y->data, cmp ? 1 : cv_dtype_nbytes(a->dtype, 1)};
-        bplan_each(&p, bin_run, &c);
-    }
+    /* binary_takes admits only dtypes bin_run has a loop for */
+    cv_val *y;
+    carve_status s = bcast_new(k, 2, ab, idx, cmp ? CARVE_BOOL : a->dtype, &y);
+    if (s)
+        return s;
+    bctx c = {op, a->dtype, a->data, b->data, y->data, cmp ? 1 : cv_dtype_nbytes(a->dtype, 1)};
+    bcast_each(2, ab, y, bin_run, &c);
     *out = y;
     return CARVE_OK;
 }
@@ -408,21 +425,13 @@ static carve_status pow_eval(cv_kctx *k, const cv_val *a, const cv_val *b, cv_va
         return ew_bad_type(k, 1, b->dtype);
     if (a->dtype == b->dtype && ew_is_fp(a->dtype))
         return bin_eval(k, B_POW, a, b, idx, out);
-    int rank;
-    int64_t dims[CARVE_MAX_RANK];
     const cv_val *ab[2] = {a, b};
-    carve_status s = bshape(k, 2, ab, idx, &rank, dims);
+    cv_val *y;
+    carve_status s = bcast_new(k, 2, ab, idx, a->dtype, &y); /* pow_run stores every element */
     if (s)
         return s;
-    cv_val *y = cv_val_new_uninit(a->dtype, rank, dims); /* pow_run stores every element */
-    if (!y)
-        return cv_knomem(k);
-    if (y->nelem) {
-        bplan p;
-        bplan_init(&p, 2, ab, rank, dims);
-        powctx c = {a, b, y};
-        bplan_each(&p, pow_run, &c);
-    }
+    powctx c = {a, b, y};
+    bcast_each(2, ab, y, pow_run, &c);
     *out = y;
     return CARVE_OK;
 }
@@ -668,24 +677,16 @@ carve_status k_where(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
     if (in[1]->dtype != in[2]->dtype)
         return cv_kerr(k, "input 2 '%s' is %s but input 1 '%s' is %s", cv_ew_in_name(k, 2),
                        carve_dtype_name(in[2]->dtype), cv_ew_in_name(k, 1), carve_dtype_name(in[1]->dtype));
-    int rank;
-    int64_t dims[CARVE_MAX_RANK];
     const cv_val *cxy[3] = {in[0], in[1], in[2]};
-    if ((s = bshape(k, 3, cxy, idx, &rank, dims)))
+    cv_val *o;
+    if ((s = bcast_new(k, 3, cxy, idx, in[1]->dtype, &o))) /* strings and 4-bit stay zeroed */
         return s;
-    cv_val *o = cv_val_new_uninit(in[1]->dtype, rank, dims); /* strings and 4-bit stay zeroed */
-    if (!o)
+    size_t esz = in[1]->dtype == CARVE_STRING ? sizeof(char *) : cv_dtype_nbytes(in[1]->dtype, 1);
+    wctx w = {in[0], in[1], in[2], o, esz, false};
+    bcast_each(3, cxy, o, where_run, &w);
+    if (w.failed) {
+        cv_val_unref(o);
         return cv_knomem(k);
-    if (o->nelem) {
-        bplan p;
-        bplan_init(&p, 3, cxy, rank, dims);
-        size_t esz = in[1]->dtype == CARVE_STRING ? sizeof(char *) : cv_dtype_nbytes(in[1]->dtype, 1);
-        wctx w = {in[0], in[1], in[2], o, esz, false};
-        bplan_each(&p, where_run, &w);
-        if (w.failed) {
-            cv_val_unref(o);
-            return cv_knomem(k);
-        }
     }
     out[0] = o;
     return CARVE_OK;

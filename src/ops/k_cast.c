@@ -651,11 +651,8 @@ carve_status i_cast(cv_ictx *c)
 {
     int64_t raw;
     carve_dtype to = cast_target(c->m, c->node, &raw);
-    const cv_node *n = &c->m->nodes[c->node];
     if (!to)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID,
-                        "node '%s' (%s): attribute 'to' is missing or not a known dtype (%lld)", n->name, n->op,
-                        (long long)raw);
+        return cv_ierr(c, "attribute 'to' is missing or not a known dtype (%lld)", (long long)raw);
     return cv_infer_like(c, 0, 0, to);
 }
 

@@ -396,6 +396,23 @@ static carve_status store_slice(cv_kctx *k, cv_val **o, int nl, const int64_t *l
     return s;
 }
 
+/* One Scan step: unless s is already an error, runs the body on bin (the
+ * n_st states, then the m scan input slices), frees the slices and makes
+ * the state outputs the next step's states; returns the status. */
+static carve_status scan_step(cv_kctx *k, carve_graph_id g, cv_val **bin, cv_val **bout, uint32_t n_st, uint32_t m,
+                              const char *where, carve_status s)
+{
+    if (!s)
+        s = run_body(k, g, bin, bout, where);
+    unref_all(bin + n_st, m);
+    for (uint32_t i = 0; i < n_st && !s; i++) {
+        cv_val_unref(bin[i]);
+        bin[i] = bout[i];
+        bout[i] = NULL;
+    }
+    return s;
+}
+
 /* Scan-8: batched; input 0 is sequence_lens, axis 0 is the batch, axis 1 the
  * sequence. Scan outputs are [batch, max_seq, ...] padded with zeros. */
 static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out, uint32_t m)
@@ -467,14 +484,7 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
             }
             char where[80];
             snprintf(where, sizeof where, "body at batch %lld step %lld", (long long)b, (long long)t);
-            if (!s)
-                s = run_body(k, g, bin, bout, where);
-            unref_all(bin + n_st, m);
-            for (uint32_t i = 0; i < n_st && !s; i++) {
-                cv_val_unref(bin[i]);
-                bin[i] = bout[i];
-                bout[i] = NULL;
-            }
+            s = scan_step(k, g, bin, bout, n_st, m, where, s);
             for (uint32_t j = 0; j < n_scan && !s; j++) {
                 cv_val *y = bout[n_st + j], **o = &out[n_st + j];
                 if (y->kind != CV_VAL_TENSOR || y->rank + 2 > CARVE_MAX_RANK) {
@@ -595,14 +605,7 @@ carve_status k_scan(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
         }
         char where[64];
         snprintf(where, sizeof where, "body iteration %lld", (long long)t);
-        if (!s)
-            s = run_body(k, g, bin, bout, where);
-        unref_all(bin + n_st, m);
-        for (uint32_t i = 0; i < n_st && !s; i++) {
-            cv_val_unref(bin[i]);
-            bin[i] = bout[i];
-            bout[i] = NULL;
-        }
+        s = scan_step(k, g, bin, bout, n_st, m, where, s);
         if (!s)
             s = collect_scans(k, scans, n_scan, bout + n_st, t);
         unref_all(bout, nb);
@@ -735,11 +738,9 @@ static carve_status set_merged(cv_ictx *c, uint32_t i, const cv_type *a, const c
             return CARVE_OK;
         return cv_infer_set(c, i, ta ? a->dtype : b->dtype, -1, NULL);
     }
-    if (a->dtype && b->dtype && a->dtype != b->dtype) {
-        const cv_node *n = &c->m->nodes[c->node];
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): output %u is %s in %s but %s in %s", n->name,
-                        n->op, i, carve_dtype_name(a->dtype), an, carve_dtype_name(b->dtype), bn);
-    }
+    if (a->dtype && b->dtype && a->dtype != b->dtype)
+        return cv_ierr(c, "output %u is %s in %s but %s in %s", i, carve_dtype_name(a->dtype), an,
+                       carve_dtype_name(b->dtype), bn);
     carve_dtype dt = a->dtype ? a->dtype : b->dtype;
     if (a->rank < 0 || b->rank < 0 || a->rank != b->rank)
         return cv_infer_set(c, i, dt, -1, NULL);

@@ -213,11 +213,7 @@ carve_status i_concat(cv_ictx *c)
 
 /* ================================================================ Split */
 
-/* Split sizes: the attribute (opset < 13; opset 1 also took an input), the
- * input (>= 13), or without them num_outputs (>= 18, chunks of ceil(d/n))
- * or equal parts. A split has at most 256 outputs (the table's limit). */
-/* Split's axis in [0, rank), or -1 with the reason in why (kernel and
- * inference say the same). */
+/* Split's axis in [0, rank), or -1 with the reason in why. */
 static int split_axis(const carve_model *m, carve_node_id n, int rank, char *why, size_t whysz)
 {
     if (rank == 0) {
@@ -225,20 +221,6 @@ static int split_axis(const carve_model *m, carve_node_id n, int rank, char *why
         return -1;
     }
     return sh_axis_attr(m, n, 0, rank, "rank", why, whysz);
-}
-
-/* The 'split' attribute (before opset 13) into sizes[0..*n) when it has at
- * most 256 values; returns its count (-1: absent). */
-static int split_attr(const carve_model *m, carve_node_id node, int64_t *sizes, size_t *n)
-{
-    const int64_t *v;
-    int cnt = cv_attr_ints(m, node, "split", &v);
-    if (cnt >= 0 && cnt <= 256) {
-        *n = (size_t)cnt;
-        if (cnt)
-            memcpy(sizes, v, (size_t)cnt * sizeof *v);
-    }
-    return cnt;
 }
 
 /* Sizes of n_out outputs splitting d without a 'split' list: num (opset
@@ -261,50 +243,82 @@ static bool split_even(int64_t d, int64_t num, uint32_t n_out, int64_t *sizes)
     return true;
 }
 
+/* What a Split does: the axis and the sizes of its outputs along it. */
+typedef struct {
+    int axis;
+    bool known; /* sizes hold them (inference may not know them yet) */
+    int64_t sizes[256]; /* a Split has at most 256 outputs (the table's limit) */
+} split_plan;
+
+/* The plan of a Split of an input of rank and dims (-1: a size not known)
+ * into n_out outputs, the same for the kernel and inference, with errors
+ * that name the node. The sizes are the 'split' list (the input, given by
+ * the caller, which reads it: listed, with list NULL while its values are
+ * not known; before opset 13 the attribute), else num_outputs' chunks
+ * (opset 18) or equal parts. */
+#define split_err(...) cv_node_err(m, node, CARVE_ERR_INVALID, "", __VA_ARGS__)
+static carve_status split_make(const carve_model *m, carve_node_id node, int64_t opset, int rank, const int64_t *dims,
+                               bool listed, const int64_t *list, size_t n, uint32_t n_out, split_plan *p)
+{
+    char why[96];
+    if ((p->axis = split_axis(m, node, rank, why, sizeof why)) < 0)
+        return split_err("%s", why);
+    int64_t d = dims[p->axis];
+    p->known = true;
+    if (!listed && opset < 13) {
+        int cnt = cv_attr_ints(m, node, "split", &list);
+        if (cnt > 256)
+            return split_err("attribute 'split' has %d values, more than the %u outputs", cnt, n_out);
+        listed = cnt >= 0;
+        n = cnt >= 0 ? (size_t)cnt : 0;
+    }
+    if (listed) {
+        if (!list) {
+            p->known = false;
+            return CARVE_OK;
+        }
+        if (n != n_out)
+            return split_err("'split' has %zu sizes but the node has %u outputs", n, n_out);
+        int64_t sum = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (list[i] < 0)
+                return split_err("'split' size %zu is negative (%lld)", i, (long long)list[i]);
+            if (list[i] > INT64_MAX - sum)
+                return split_err("'split' sizes add up to more than int64 holds");
+            sum += list[i];
+            p->sizes[i] = list[i];
+        }
+        if (d >= 0 && sum != d)
+            return split_err("'split' sizes do not add up to %lld, the size of axis %d (they add up to %lld)",
+                             (long long)d, p->axis, (long long)sum);
+        return CARVE_OK;
+    }
+    int64_t num = opset >= 18 ? cv_attr_i(m, node, "num_outputs", 0) : 0;
+    if (num && num != (int64_t)n_out)
+        return split_err("attribute 'num_outputs' is %lld but the node has %u outputs", (long long)num, n_out);
+    if (d < 0)
+        p->known = false;
+    else if (!split_even(d, num, n_out, p->sizes))
+        return split_err("axis %d of size %lld does not split into %u equal parts", p->axis, (long long)d, n_out);
+    return CARVE_OK;
+}
+#undef split_err
+
 carve_status k_split(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
     if (sh_any4(in, n_in))
         return sh_unpacked(k, k_split, in, n_in, out, n_out);
     cv_val *x = in[0];
-    char why[96];
-    int axis = split_axis(k->m, k->node, x->rank, why, sizeof why);
-    if (axis < 0)
-        return cv_kerr(k, "%s", why);
-    int64_t sizes[256];
+    int64_t list[256];
     size_t n = 0;
-    bool given = false;
-    if ((k->opset < 2 || k->opset >= 13) && n_in > 1 && in[1]) {
-        carve_status s = sh_ints(k, in[1], "input 1 'split'", sizes, 256, &n);
-        if (s)
-            return s;
-        given = true;
-    } else if (k->opset < 13) {
-        int cnt = split_attr(k->m, k->node, sizes, &n);
-        if (cnt > 256)
-            return cv_kerr(k, "attribute 'split' has %d values, more than the %u outputs", cnt, n_out);
-        given = cnt >= 0;
-    }
+    bool listed = (k->opset < 2 || k->opset >= 13) && n_in > 1 && in[1];
+    carve_status s = listed ? sh_ints(k, in[1], "input 1 'split'", list, 256, &n) : CARVE_OK;
+    split_plan p;
+    if (s || (s = split_make(k->m, k->node, k->opset, x->rank, x->dims, listed, list, n, n_out, &p)))
+        return s;
+    int axis = p.axis;
+    const int64_t *sizes = p.sizes;
     int64_t d = x->dims[axis];
-    if (given) {
-        if (n != n_out)
-            return cv_kerr(k, "'split' has %zu sizes but the node has %u outputs", n, n_out);
-        int64_t sum = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (sizes[i] < 0)
-                return cv_kerr(k, "'split' size %zu is negative (%lld)", i, (long long)sizes[i]);
-            sum += sizes[i] > d ? d + 1 : sizes[i];
-            if (sum > d)
-                break;
-        }
-        if (sum != d)
-            return cv_kerr(k, "'split' sizes do not add up to %lld, the size of axis %d", (long long)d, axis);
-    } else {
-        int64_t num = k->opset >= 18 ? cv_attr_i(k->m, k->node, "num_outputs", 0) : 0;
-        if (num && num != (int64_t)n_out)
-            return cv_kerr(k, "attribute 'num_outputs' is %lld but the node has %u outputs", (long long)num, n_out);
-        if (!split_even(d, num, n_out, sizes))
-            return cv_kerr(k, "axis %d of size %lld does not split into %u equal parts", axis, (long long)d, n_out);
-    }
     size_t es = sh_esize(x->dtype), outer = sh_span(x->dims, 0, axis),
            inner = sh_span(x->dims, axis + 1, x->rank) * es, row = (size_t)d * inner, off = 0;
     for (uint32_t i = 0; i < n_out; i++) {
@@ -333,54 +347,23 @@ carve_status i_split(cv_ictx *c)
     carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
     if (!x || x->rank < 0)
         return sh_iunknown(c, n_out, dt);
-    char why[96];
-    int axis = split_axis(c->m, c->node, x->rank, why, sizeof why);
-    if (axis < 0)
-        return cv_ierr(c, "%s", why);
-    int64_t sizes[256];
+    int64_t list[256], dims[CARVE_MAX_RANK];
     size_t n = 0;
-    bool given = false, known = true;
-    if ((c->opset < 2 || c->opset >= 13) && cv_infer_in(c, 1)) {
-        given = true;
-        known = sh_const_ints(c, 1, sizes, 256, &n);
-    } else if (c->opset < 13) {
-        int cnt = split_attr(c->m, c->node, sizes, &n);
-        given = cnt >= 0 && cnt <= 256;
-    }
-    carve_dim dax = x->dims[axis];
-    if (given && known) {
-        if (n != n_out)
-            return cv_ierr(c, "'split' has %zu sizes but the node has %u outputs", n, n_out);
-        int64_t sum = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (sizes[i] < 0)
-                return cv_ierr(c, "'split' size %zu is negative (%lld)", i, (long long)sizes[i]);
-            if (sizes[i] > INT64_MAX - sum)
-                return cv_ierr(c, "'split' sizes overflow");
-            sum += sizes[i];
-        }
-        if (dax.value >= 0 && sum != dax.value)
-            return cv_ierr(c, "'split' sizes add up to %lld but axis %d has size %lld", (long long)sum, axis,
-                           (long long)dax.value);
-    } else if (!given) {
-        int64_t num = c->opset >= 18 ? cv_attr_i(c->m, c->node, "num_outputs", 0) : 0;
-        if (dax.value < 0)
-            known = false;
-        else if (!split_even(dax.value, num, n_out, sizes))
-            return cv_ierr(c, "axis %d of size %lld does not split into %u equal parts", axis, (long long)dax.value,
-                           n_out);
-    }
-    for (uint32_t i = 0; i < n_out; i++) {
+    bool listed = (c->opset < 2 || c->opset >= 13) && cv_infer_in(c, 1);
+    bool known = listed && sh_const_ints(c, 1, list, 256, &n);
+    for (int i = 0; i < x->rank; i++)
+        dims[i] = x->dims[i].value;
+    split_plan p;
+    carve_status s = split_make(c->m, c->node, c->opset, x->rank, dims, listed, known ? list : NULL, n, n_out, &p);
+    for (uint32_t i = 0; i < n_out && !s; i++) {
         carve_dim d[CARVE_MAX_RANK];
         memcpy(d, x->dims, (size_t)x->rank * sizeof *d);
-        d[axis] = known && i < 256 ? sh_dk(sizes[i]) : sh_du();
+        d[p.axis] = p.known && i < 256 ? sh_dk(p.sizes[i]) : sh_du();
         if (n_out == 1)
-            d[axis] = dax; /* one output: the whole input */
-        carve_status s = cv_infer_set(c, i, dt, x->rank, d);
-        if (s)
-            return s;
+            d[p.axis] = x->dims[p.axis]; /* one output: the whole input */
+        s = cv_infer_set(c, i, dt, x->rank, d);
     }
-    return CARVE_OK;
+    return s;
 }
 
 /* ================================================================ Slice */

@@ -511,7 +511,7 @@ carve_status i_resize(cv_ictx *c)
     rattrs a;
     int st = rs_read_attrs(c->m, c->node, c->opset, t->rank, &a, err, sizeof err);
     if (st == PLAN_ERR)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, err);
+        return cv_ierr(c, "%s", err);
     if (st == PLAN_UNKNOWN) {
         /* rank unknown: sizes over all axes still give the shape */
         int sroi, ssc, ssz;
@@ -528,8 +528,7 @@ carve_status i_resize(cv_ictx *c)
         return cv_infer_set(c, 0, t->dtype, -1, NULL);
     }
     if (t->rank == 0)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'X' is a scalar; Resize needs rank >= 1",
-                        n->name, n->op);
+        return cv_ierr(c, "input 0 'X' is a scalar; Resize needs rank >= 1");
     bool present[4] = {false, false, false, false};
     const cv_val *vals[4] = {NULL, NULL, NULL, NULL};
     for (uint32_t i = 1; i < n->n_in && i < 4; i++) {
@@ -542,7 +541,7 @@ carve_status i_resize(cv_ictx *c)
     rshape rs;
     st = rs_plan_shape(c->m, c->node, c->opset, &a, t->rank, dims, present, vals, &rs, err, sizeof err);
     if (st == PLAN_ERR)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, err);
+        return cv_ierr(c, "%s", err);
     carve_dim od[CARVE_MAX_RANK];
     for (int d = 0; d < t->rank; d++) {
         bool resized = false;

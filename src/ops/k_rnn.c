@@ -206,8 +206,7 @@ static carve_status rnn_common(cv_kctx *k, rnn_kind kind, cv_val **in, uint32_t 
         return s;
     /* BLAS takes int sizes */
     if (c.seq * c.batch > INT_MAX || gh > INT_MAX || c.input > INT_MAX)
-        return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): sizes above 2^31 are not supported",
-                        k->m->nodes[k->node].name, k->m->nodes[k->node].op);
+        return cv_node_err(k->m, k->node, CARVE_ERR_UNSUPPORTED, "", "sizes above 2^31 are not supported");
     float clip;
     if (carve_node_attr_float(k->m, k->node, "clip", &clip)) {
         if (!(clip > 0))
@@ -270,9 +269,7 @@ carve_status i_rnn(cv_ictx *c)
         seq = x->dims[layout ? 1 : 0];
         batch = x->dims[layout ? 0 : 1];
     } else if (x && x->kind == CARVE_TYPE_TENSOR && x->rank >= 0) {
-        const cv_node *n = &c->m->nodes[c->node];
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'X' has rank %d, expected 3", n->name,
-                        n->op, x->rank);
+        return cv_ierr(c, "input 0 'X' has rank %d, expected 3", x->rank);
     }
     int64_t hs;
     if (carve_node_attr_int(c->m, c->node, "hidden_size", &hs))

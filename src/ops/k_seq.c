@@ -573,12 +573,8 @@ carve_status i_concatfromseq(cv_ictx *c)
     int orank = e.rank + new_axis;
     if (!carve_node_attr_int(c->m, c->node, "axis", &axis) || orank == 0 || orank > CARVE_MAX_RANK)
         return cv_infer_set(c, 0, e.dtype, -1, NULL);
-    if (axis < -orank || axis >= orank) {
-        const cv_node *n = &c->m->nodes[c->node];
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID,
-                        "node '%s' (%s): attribute 'axis' is %lld, accepted range is [%d, %d]", n->name, n->op,
-                        (long long)axis, -orank, orank - 1);
-    }
+    if (axis < -orank || axis >= orank)
+        return cv_ierr(c, "attribute 'axis' is %lld, accepted range is [%d, %d]", (long long)axis, -orank, orank - 1);
     if (axis < 0)
         axis += orank;
     carve_dim dims[CARVE_MAX_RANK];

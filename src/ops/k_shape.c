@@ -578,12 +578,8 @@ carve_status k_constant(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, ui
     const cv_attr *a = NULL;
     char err[300];
     carve_status s = constant_attr(k->m, k->node, &a, err, sizeof err);
-    if (s == CARVE_ERR_UNSUPPORTED) {
-        const cv_node *nd = &k->m->nodes[k->node];
-        return cv_error(k->m->ctx, s, "node '%s' (%s): %s", nd->name, nd->op, err);
-    }
     if (s)
-        return cv_kerr(k, "%s", err);
+        return cv_node_err(k->m, k->node, s == CARVE_ERR_UNSUPPORTED ? s : CARVE_ERR_INVALID, "", "%s", err);
     cv_val *v = NULL;
     int64_t n = a->n;
     switch (a->kind) {

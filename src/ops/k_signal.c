@@ -294,9 +294,8 @@ carve_status k_dft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
         /* Read by later revisions of the spec as an inverse real FFT (a
          * one-sided spectrum in, a real signal out), by opset 17 as not
          * possible: refused rather than guessed. */
-        const cv_node *nd = &k->m->nodes[k->node];
-        return cv_error(k->m->ctx, CARVE_ERR_UNSUPPORTED,
-                        "node '%s' (%s): attributes 'onesided' and 'inverse' both 1 are not supported", nd->name, nd->op);
+        return cv_node_err(k->m, k->node, CARVE_ERR_UNSUPPORTED, "",
+                           "attributes 'onesided' and 'inverse' both 1 are not supported");
     }
     if (onesided && cplx)
         return cv_kerr(k, "attribute 'onesided' is 1 but input 0 is complex (last dim 2); onesided needs a real input");
@@ -353,8 +352,7 @@ carve_status i_dft(cv_ictx *c)
     if (!t || t->kind != CARVE_TYPE_TENSOR || t->rank < 0)
         return cv_infer_set(c, 0, t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED, -1, NULL);
     if (t->rank < 2)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 has rank %d, expected >= 2", n->name,
-                        n->op, t->rank);
+        return cv_ierr(c, "input 0 has rank %d, expected >= 2", t->rank);
     carve_dim d[CARVE_MAX_RANK];
     memcpy(d, t->dims, (size_t)t->rank * sizeof *d);
     d[t->rank - 1] = (carve_dim){2, NULL};
@@ -368,7 +366,7 @@ carve_status i_dft(cv_ictx *c)
     }
     if (!dft_axis(c->m, c->node, c->opset, c->opset >= 20 ? c->const_input(c, 2) : NULL, t->rank, &axis, err,
                   sizeof err))
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): %s", n->name, n->op, err);
+        return cv_ierr(c, "%s", err);
     bool onesided = cv_attr_i(c->m, c->node, "onesided", 0) != 0;
     carve_dim len = t->dims[axis];
     if (n->n_in > 1 && n->in[1] != CARVE_NONE) {
@@ -484,8 +482,7 @@ carve_status i_stft(cv_ictx *c)
     carve_dtype dt = t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED;
     carve_dim d[4] = {{-1, NULL}, {-1, NULL}, {-1, NULL}, {2, NULL}};
     if (t && t->kind == CARVE_TYPE_TENSOR && t->rank >= 0 && t->rank != 3)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'signal' has rank %d, expected 3",
-                        n->name, n->op, t->rank);
+        return cv_ierr(c, "input 0 'signal' has rank %d, expected 3", t->rank);
     bool have_t = t && t->kind == CARVE_TYPE_TENSOR && t->rank == 3;
     if (have_t)
         d[0] = t->dims[0];

@@ -100,16 +100,13 @@ carve_status k_stringnormalizer(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val *
 
 carve_status i_stringnormalizer(cv_ictx *c)
 {
-    const cv_node *n = &c->m->nodes[c->node];
     const cv_type *t = cv_infer_in(c, 0);
     if (!t || t->kind != CARVE_TYPE_TENSOR || t->rank < 0)
         return cv_infer_set(c, 0, CARVE_STRING, -1, NULL);
     if (t->dtype && t->dtype != CARVE_STRING)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'X' is %s, expected string", n->name,
-                        n->op, carve_dtype_name(t->dtype));
+        return cv_ierr(c, "input 0 'X' is %s, expected string", carve_dtype_name(t->dtype));
     if (t->rank != 1 && !(t->rank == 2 && (t->dims[0].value == 1 || t->dims[0].value < 0)))
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'X' must have shape [C] or [1, C]",
-                        n->name, n->op);
+        return cv_ierr(c, "input 0 'X' must have shape [C] or [1, C]");
     /* the count left depends on the values; without stopwords it is C */
     const cv_attr *sw = cv_node_attr_find(c->m, c->node, "stopwords");
     bool none = !sw || sw->kind != CARVE_ATTR_STRINGS || sw->n == 0;

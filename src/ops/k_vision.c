@@ -207,10 +207,8 @@ carve_status i_roialign(cv_ictx *c)
 {
     const cv_type *x = cv_infer_in(c, 0), *r = cv_infer_in(c, 1);
     carve_dtype dt = x && x->kind == CARVE_TYPE_TENSOR ? x->dtype : CARVE_UNDEFINED;
-    const cv_node *n = &c->m->nodes[c->node];
     if (x && x->kind == CARVE_TYPE_TENSOR && x->rank >= 0 && x->rank != 4)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'X' has rank %d, expected 4", n->name,
-                        n->op, x->rank);
+        return cv_ierr(c, "input 0 'X' has rank %d, expected 4", x->rank);
     carve_dim d[4] = {{-1, NULL}, {-1, NULL}, {cv_attr_i(c->m, c->node, "output_height", 1), NULL},
                       {cv_attr_i(c->m, c->node, "output_width", 1), NULL}};
     if (r && r->kind == CARVE_TYPE_TENSOR && r->rank == 2)
@@ -484,14 +482,11 @@ done:
 carve_status i_gridsample(cv_ictx *c)
 {
     const cv_type *x = cv_infer_in(c, 0), *g = cv_infer_in(c, 1);
-    const cv_node *n = &c->m->nodes[c->node];
     carve_dtype dt = x && x->kind == CARVE_TYPE_TENSOR ? x->dtype : CARVE_UNDEFINED;
     if (x && x->kind == CARVE_TYPE_TENSOR && x->rank >= 0 && x->rank != 4)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 0 'X' has rank %d, expected 4", n->name,
-                        n->op, x->rank);
+        return cv_ierr(c, "input 0 'X' has rank %d, expected 4", x->rank);
     if (g && g->kind == CARVE_TYPE_TENSOR && g->rank >= 0 && g->rank != 4)
-        return cv_error(c->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): input 1 'grid' has rank %d, expected 4",
-                        n->name, n->op, g->rank);
+        return cv_ierr(c, "input 1 'grid' has rank %d, expected 4", g->rank);
     carve_dim d[4] = {{-1, NULL}, {-1, NULL}, {-1, NULL}, {-1, NULL}};
     if (x && x->kind == CARVE_TYPE_TENSOR && x->rank == 4)
         d[0] = x->dims[0], d[1] = x->dims[1];

@@ -77,9 +77,9 @@ static carve_status check_pieces(carve_model *m, carve_node_id n, const cv_ids *
         char since[64] = "";
         if (later)
             snprintf(since, sizeof since, " (carve knows it from opset %d)", later->since);
-        return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED,
-                        "node '%s' (%s): its decomposition needs %s, which %s opset %lld does not have%s", m->nodes[n].name,
-                        m->nodes[n].op, p->op, *p->domain ? p->domain : "ai.onnx", (long long)opset, since);
+        return cv_node_err(m, n, CARVE_ERR_UNSUPPORTED, "",
+                           "its decomposition needs %s, which %s opset %lld does not have%s", p->op,
+                           *p->domain ? p->domain : "ai.onnx", (long long)opset, since);
     }
     return CARVE_OK;
 }
@@ -100,9 +100,8 @@ carve_value_id cv_rw_const(cv_rw *rw, const char *piece, carve_dtype dtype, int 
 carve_value_id cv_rw_scalar_f(cv_rw *rw, const char *piece, carve_dtype dtype, double x)
 {
     if (!cv_dtype_is_float(dtype) && !cv_dtype_is_int(dtype)) { /* a model that breaks the op's type constraint */
-        const cv_node *n = &rw->m->nodes[rw->node];
-        cv_error(rw->m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): its decomposition needs a number of the input's type, %s",
-                 n->name, n->op, carve_dtype_name(dtype));
+        cv_node_err(rw->m, rw->node, CARVE_ERR_INVALID, "", "its decomposition needs a number of the input's type, %s",
+                    carve_dtype_name(dtype));
         return CARVE_NONE;
     }
     uint8_t buf[8];
@@ -123,8 +122,7 @@ carve_status cv_decompose_node_tail(carve_model *m, carve_node_id n, uint32_t *n
 {
     const cv_op_def *def = cv_op_for_node(m, n);
     if (!def || !def->decompose)
-        return cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "node '%s' (%s): carve has no decomposition for this op",
-                        m->nodes[n].name, m->nodes[n].op);
+        return cv_node_err(m, n, CARVE_ERR_UNSUPPORTED, "", "carve has no decomposition for this op");
     cv_rw rw = {m, n, m->nodes[n].graph, {0}};
     uint32_t before = m->graphs[rw.graph].nodes.n;
     /* The old node's outputs are rebound to pieces: remember them to restore
@@ -138,9 +136,8 @@ carve_status cv_decompose_node_tail(carve_model *m, carve_node_id n, uint32_t *n
     for (uint32_t i = 0; !s && i < m->nodes[n].n_out; i++) {
         carve_value_id v = m->nodes[n].out[i];
         if (v != CARVE_NONE && m->values[v].producer == n)
-            s = cv_error(m->ctx, CARVE_ERR_INVALID,
-                         "node '%s' (%s): its decomposition does not produce output %u (a carve bug)",
-                         m->nodes[n].name, m->nodes[n].op, i);
+            s = cv_node_err(m, n, CARVE_ERR_INVALID, "", "its decomposition does not produce output %u (a carve bug)",
+                            i);
     }
     if (s) {
         for (uint32_t i = 0; i < rw.pieces.n; i++)

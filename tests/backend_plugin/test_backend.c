@@ -70,6 +70,15 @@ static bool same(carve_tensor *a, carve_tensor *b)
     return true;
 }
 
+/* m's output on input() equals want's, element for element. */
+static bool runs_as(carve_model *m, carve_tensor *want)
+{
+    carve_tensor *y = run(m);
+    bool ok = same(y, want);
+    carve_tensor_free(y);
+    return ok;
+}
+
 static int stats(int which)
 {
     void *dl = dlopen(DEMO_PLUGIN, RTLD_NOW | RTLD_NOLOAD);
@@ -112,6 +121,34 @@ static carve_model *lower_demo(carve_ctx *ctx, const char *const *ops, int n, ca
         return NULL;
     }
     return m;
+}
+
+/* A chain of ops lowered for the demo target in a context of its own with
+ * the demo plugin loaded: the lowered model, its report and the unlowered
+ * model's output on input(). */
+typedef struct {
+    carve_ctx *ctx;
+    carve_model *m;
+    carve_report *rep;
+    carve_tensor *want;
+} demo_lowered;
+
+static bool demo_lower(demo_lowered *d, const char *const *ops, int n)
+{
+    *d = (demo_lowered){carve_ctx_new(), NULL, NULL, NULL};
+    if (carve_backend_load(d->ctx, DEMO_PLUGIN, NULL) == CARVE_OK)
+        d->m = lower_demo(d->ctx, ops, n, &d->rep, &d->want);
+    if (!d->m || !d->want)
+        fprintf(stderr, "lowering for the demo target: %s\n", carve_errmsg(d->ctx));
+    return d->m && d->want;
+}
+
+static void demo_free(demo_lowered *d)
+{
+    carve_tensor_free(d->want);
+    carve_report_free(d->rep);
+    carve_model_free(d->m);
+    carve_ctx_free(d->ctx);
 }
 
 TEST(builtins_registered_on_every_context)
@@ -189,11 +226,8 @@ TEST(plugin_lowers_and_runs_compiled_once)
     REQUIRE_INT(delegates(m, d, 4), 1);
     CHECK_STR(carve_node_attr_string(m, d[0], "backend", NULL), "demo");
     CHECK_STR(carve_node_attr_string(m, d[0], "backend_version", NULL), "demo 1.0");
-    for (int k = 0; k < 3; k++) {
-        carve_tensor *y = run(m);
-        CHECK(same(y, want));
-        carve_tensor_free(y);
-    }
+    for (int k = 0; k < 3; k++)
+        CHECK(runs_as(m, want));
     /* three runs through the demo's own kernels, one compile between them */
     CHECK_INT(stats(2), n0 + 3);
     CHECK_INT(stats(0), c0 + 2);
@@ -207,52 +241,34 @@ TEST(plugin_lowers_and_runs_compiled_once)
 
 TEST(compile_refusal_naming_nodes_moves_them_to_cpu)
 {
-    carve_ctx *ctx = carve_ctx_new();
-    REQUIRE_OK(ctx, carve_backend_load(ctx, DEMO_PLUGIN, NULL));
-    carve_report *rep = NULL;
-    carve_tensor *want = NULL;
-    carve_model *m = lower_demo(ctx, (const char *[]){"Relu", "Neg", "Add", "Relu"}, 4, &rep, &want);
-    REQUIRE(m && want);
+    demo_lowered l;
+    REQUIRE(demo_lower(&l, (const char *[]){"Relu", "Neg", "Add", "Relu"}, 4));
     /* round 1: one partition, refused naming n1_Neg; round 2: {Relu}, {Add, Relu} */
-    CHECK_CONTAINS(carve_report_summary(rep), "3 of 4 nodes delegated in 2 partitions");
-    CHECK_CONTAINS(carve_report_summary(rep), "cpu: 1 backend_refused");
-    const char *js = carve_report_json(rep);
+    CHECK_CONTAINS(carve_report_summary(l.rep), "3 of 4 nodes delegated in 2 partitions");
+    CHECK_CONTAINS(carve_report_summary(l.rep), "cpu: 1 backend_refused");
+    const char *js = carve_report_json(l.rep);
     CHECK_CONTAINS(js, "\"compile_rounds\":2");
     CHECK_CONTAINS(js, "backend demo refused to compile its partition (Delegate_0): demo's Neg kernel cannot be "
                        "compiled (1 node)");
     carve_node_id d[4];
-    CHECK_INT(delegates(m, d, 4), 2);
-    CHECK_OK(ctx, carve_model_verify(m));
-    carve_tensor *y = run(m);
-    CHECK(same(y, want));
-    carve_tensor_free(y);
-    carve_tensor_free(want);
-    carve_report_free(rep);
-    carve_model_free(m);
-    carve_ctx_free(ctx);
+    CHECK_INT(delegates(l.m, d, 4), 2);
+    CHECK_OK(l.ctx, carve_model_verify(l.m));
+    CHECK(runs_as(l.m, l.want));
+    demo_free(&l);
 }
 
 TEST(compile_refusal_of_a_whole_partition_reaches_a_fixed_point)
 {
-    carve_ctx *ctx = carve_ctx_new();
-    REQUIRE_OK(ctx, carve_backend_load(ctx, DEMO_PLUGIN, NULL));
-    carve_report *rep = NULL;
-    carve_tensor *want = NULL;
+    demo_lowered l;
     /* round 1: {Relu Neg Sub Mul} refused naming Neg; round 2: {Relu} and
      * {Sub Mul}, the second refused whole; round 3: {Relu} */
-    carve_model *m = lower_demo(ctx, (const char *[]){"Relu", "Neg", "Sub", "Mul"}, 4, &rep, &want);
-    REQUIRE(m && want);
-    CHECK_CONTAINS(carve_report_summary(rep), "1 of 4 nodes delegated in 1 partition");
-    CHECK_CONTAINS(carve_report_summary(rep), "cpu: 3 backend_refused");
-    CHECK_CONTAINS(carve_report_json(rep), "\"compile_rounds\":3");
-    CHECK_CONTAINS(carve_report_json(rep), "demo compiles no partition holding Sub");
-    carve_tensor *y = run(m);
-    CHECK(same(y, want));
-    carve_tensor_free(y);
-    carve_tensor_free(want);
-    carve_report_free(rep);
-    carve_model_free(m);
-    carve_ctx_free(ctx);
+    REQUIRE(demo_lower(&l, (const char *[]){"Relu", "Neg", "Sub", "Mul"}, 4));
+    CHECK_CONTAINS(carve_report_summary(l.rep), "1 of 4 nodes delegated in 1 partition");
+    CHECK_CONTAINS(carve_report_summary(l.rep), "cpu: 3 backend_refused");
+    CHECK_CONTAINS(carve_report_json(l.rep), "\"compile_rounds\":3");
+    CHECK_CONTAINS(carve_report_json(l.rep), "demo compiles no partition holding Sub");
+    CHECK(runs_as(l.m, l.want));
+    demo_free(&l);
 }
 
 /* The same three lowerings with --dump-after: each lowering after the first
@@ -307,9 +323,7 @@ TEST(supports_node_reason_is_merged_into_the_report)
     CHECK_CONTAINS(carve_report_summary(rep), "1 of 2 nodes delegated");
     CHECK_CONTAINS(carve_report_json(rep), "backend demo: no_broadcast: inputs 0 and 1 differ in shape (6 and 1 "
                                            "elements): demo does not broadcast");
-    carve_tensor *y = run(m);
-    CHECK(same(y, want));
-    carve_tensor_free(y);
+    CHECK(runs_as(m, want));
     carve_tensor_free(want);
     carve_report_free(rep);
     carve_target_free(t);
@@ -319,20 +333,16 @@ TEST(supports_node_reason_is_merged_into_the_report)
 
 TEST(missing_backend_names_the_delegate_and_reference_runs_it)
 {
-    carve_ctx *ctx = carve_ctx_new();
-    REQUIRE_OK(ctx, carve_backend_load(ctx, DEMO_PLUGIN, NULL));
-    carve_report *rep = NULL;
-    carve_tensor *want = NULL;
-    carve_model *m = lower_demo(ctx, (const char *[]){"Relu", "Add", "Mul"}, 3, &rep, &want);
-    REQUIRE(m && want);
+    demo_lowered l;
+    REQUIRE(demo_lower(&l, (const char *[]){"Relu", "Add", "Mul"}, 3));
     size_t n = 0;
-    void *bytes = t_save(m, &n);
-    carve_model_free(m);
-    carve_report_free(rep);
-    carve_ctx_free(ctx);
+    void *bytes = t_save(l.m, &n);
+    carve_tensor *want = l.want;
+    l.want = NULL;
+    demo_free(&l);
     /* a context without the plugin */
-    ctx = carve_ctx_new();
-    m = t_load(ctx, bytes, n);
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = t_load(ctx, bytes, n);
     REQUIRE(m);
     carve_tensor *x = input(), *y = NULL;
     CHECK_ERR(ctx, carve_model_run(m, &x, &y), CARVE_ERR_UNSUPPORTED,
@@ -390,9 +400,7 @@ TEST(old_lowered_model_without_backend_runs_on_reference)
     REQUIRE(m);
     REQUIRE_INT(delegates(m, d, 4), 1);
     CHECK(carve_node_attr_string(m, d[0], "backend", NULL) == NULL);
-    carve_tensor *y = run(m);
-    CHECK(same(y, want));
-    carve_tensor_free(y);
+    CHECK(runs_as(m, want));
     carve_tensor_free(want);
     carve_model_free(m);
     carve_ctx_free(ctx);

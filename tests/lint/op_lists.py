@@ -49,15 +49,9 @@ def strip_comments(text):
             j = n if j < 0 else j
             out.append(" " * (j - i))
             i = j
-        elif text[i] == '"':
+        elif text[i] in "\"'":  # a string or character literal, kept whole
             j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        elif text[i] == "'":
-            j = i + 1
-            while j < n and text[j] != "'":
+            while j < n and text[j] != text[i]:
                 j += 2 if text[j] == "\\" else 1
             out.append(text[i:j + 1])
             i = j + 1

@@ -9,6 +9,7 @@
  *
  * CARVE_UPDATE_GOLDENS=1 rewrites the goldens (then review the diff). */
 #include "opstest.h"
+#include "testfiles.h"
 #include "passes/passes.h"
 
 #include <stdio.h>
@@ -170,25 +171,6 @@ static char *decompose_text(const dcase *c)
     return text;
 }
 
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
-        free(b);
-        b = NULL;
-    }
-    if (b)
-        b[len] = 0;
-    fclose(f);
-    return b;
-}
-
 /* Every case's decomposition equals its golden. */
 static void test_goldens(bool update)
 {
@@ -206,7 +188,7 @@ static void test_goldens(bool update)
             if (f)
                 fclose(f);
         } else {
-            char *want = read_file(path);
+            char *want = t_read_file(path, NULL);
             OT_CHECK(want != NULL, "%s: no golden %s (CARVE_UPDATE_GOLDENS=1 writes it)", c->name, path);
             if (want && strcmp(got, want)) {
                 size_t k = 0;

@@ -557,6 +557,24 @@ static void test_legacy_broadcast(void)
 
 /* ================================================================ inference and errors */
 
+/* Shape inference on one node op (named name) at opset, of inputs a (dta,
+ * dims da) and b (dtb, dims db), fails with an error holding want. */
+static void infer_fails(const char *op, const char *name, int64_t opset, carve_dtype dta, int ra, const carve_dim *da,
+                        carve_dtype dtb, int rb, const carve_dim *db, const char *want)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = carve_model_new(ctx);
+    carve_model_set_opset(m, "", opset);
+    carve_value_id ab[2] = {carve_graph_add_input(m, 0, "a", dta, ra, da),
+                            carve_graph_add_input(m, 0, "b", dtb, rb, db)};
+    carve_node_id n = carve_graph_add_node(m, 0, op, "", name, 2, ab, 1, (const char *[]){"y"});
+    carve_graph_add_output(m, 0, carve_node_output(m, n, 0));
+    carve_status s = cv_infer_model(m, NULL);
+    OT_CHECK(s && strstr(carve_errmsg(ctx), want), "%s inference: '%s' (expected '%s')", op, carve_errmsg(ctx), want);
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+}
+
 static void test_inference(void)
 {
     carve_ctx *ctx = carve_ctx_new();
@@ -613,49 +631,13 @@ static void test_inference(void)
     carve_model_free(m);
     carve_ctx_free(ctx);
 
-    ctx = carve_ctx_new();
-    m = carve_model_new(ctx);
-    carve_model_set_opset(m, "", 14);
-    a = carve_graph_add_input(m, 0, "a", CARVE_FLOAT, 2, da);
-    b = carve_graph_add_input(m, 0, "b", CARVE_INT64, 1, db);
-    carve_value_id ab2[2] = {a, b};
-    n1 = carve_graph_add_node(m, 0, "Mul", "", "mul", 2, ab2, 1, o1);
-    carve_graph_add_output(m, 0, carve_node_output(m, n1, 0));
-    s = cv_infer_model(m, NULL);
-    OT_CHECK(s && strstr(carve_errmsg(ctx), "node 'mul' (Mul): input 1 'b' is int64 but input 0 'a' is float32"),
-             "dtype mismatch: %s", carve_errmsg(ctx));
-    carve_model_free(m);
-    carve_ctx_free(ctx);
-
-    ctx = carve_ctx_new();
-    m = carve_model_new(ctx);
-    carve_model_set_opset(m, "", 14);
     carve_dim d5[1] = {{5, NULL}};
-    a = carve_graph_add_input(m, 0, "a", CARVE_FLOAT, 2, da);
-    b = carve_graph_add_input(m, 0, "b", CARVE_FLOAT, 1, d5);
-    carve_value_id ab3[2] = {a, b};
-    n1 = carve_graph_add_node(m, 0, "Add", "", "add", 2, ab3, 1, o1);
-    carve_graph_add_output(m, 0, carve_node_output(m, n1, 0));
-    s = cv_infer_model(m, NULL);
-    OT_CHECK(s && strstr(carve_errmsg(ctx), "node 'add' (Add): input shapes do not broadcast (dim 3 against 5)"),
-             "shape mismatch: %s", carve_errmsg(ctx));
-    carve_model_free(m);
-    carve_ctx_free(ctx);
-
-    ctx = carve_ctx_new();
-    m = carve_model_new(ctx);
-    carve_model_set_opset(m, "", 16);
-    a = carve_graph_add_input(m, 0, "a", CARVE_FLOAT, 2, da);
-    b = carve_graph_add_input(m, 0, "b", CARVE_FLOAT, 1, d5);
-    carve_value_id ab4[2] = {a, b};
-    n2 = carve_graph_add_node(m, 0, "PRelu", "", "prelu", 2, ab4, 1, o2);
-    carve_graph_add_output(m, 0, carve_node_output(m, n2, 0));
-    s = cv_infer_model(m, NULL);
-    OT_CHECK(s && strstr(carve_errmsg(ctx),
-                         "node 'prelu' (PRelu): input 1 'slope' of shape [5] does not broadcast to X's shape [N,3]"),
-             "PRelu slope: %s", carve_errmsg(ctx));
-    carve_model_free(m);
-    carve_ctx_free(ctx);
+    infer_fails("Mul", "mul", 14, CARVE_FLOAT, 2, da, CARVE_INT64, 1, db,
+                "node 'mul' (Mul): input 1 'b' is int64 but input 0 'a' is float32");
+    infer_fails("Add", "add", 14, CARVE_FLOAT, 2, da, CARVE_FLOAT, 1, d5,
+                "node 'add' (Add): input shapes do not broadcast (dim 3 against 5)");
+    infer_fails("PRelu", "prelu", 16, CARVE_FLOAT, 2, da, CARVE_FLOAT, 1, d5,
+                "node 'prelu' (PRelu): input 1 'slope' of shape [5] does not broadcast to X's shape [N,3]");
 }
 
 static void test_errors(void)

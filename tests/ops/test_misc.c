@@ -846,6 +846,17 @@ static void test_nms(void)
 
 /* ================================================================ RoiAlign, GridSample */
 
+/* t (opset 16) with a RoiAlign of the 1x1x3x3 x on the one roi, batch
+ * index bi. */
+static carve_node_id roialign(tb *t, const float *x, const float *roi, int64_t bi)
+{
+    tb_init(t, 16);
+    int64_t xd[4] = {1, 1, 3, 3}, rd[2] = {1, 4};
+    carve_value_id ins[3] = {tb_in(t, "X", tensor_f32(4, xd, x)), tb_in(t, "rois", tensor_f32(2, rd, roi)),
+                             tb_const(t, "bi", vec_i64(1, &bi))};
+    return tb_node(t, "RoiAlign", 3, ins, 1);
+}
+
 static void test_roialign(void)
 {
     /* a 1x1x3x3 ramp: bilinear samples of a linear function are exact, so
@@ -855,12 +866,7 @@ static void test_roialign(void)
     for (int half = 0; half < 2; half++)
         for (int mx = 0; mx < 2; mx++) {
             tb t;
-            tb_init(&t, 16);
-            int64_t xd[4] = {1, 1, 3, 3}, rd[2] = {1, 4};
-            int64_t bi = 0;
-            carve_value_id ins[3] = {tb_in(&t, "X", tensor_f32(4, xd, xv)), tb_in(&t, "rois", tensor_f32(2, rd, rois)),
-                                     tb_const(&t, "bi", vec_i64(1, &bi))};
-            carve_node_id n = tb_node(&t, "RoiAlign", 3, ins, 1);
+            carve_node_id n = roialign(&t, xv, rois, 0);
             carve_node_set_attr_int(t.m, n, "output_height", 1);
             carve_node_set_attr_int(t.m, n, "output_width", 2);
             carve_node_set_attr_int(t.m, n, "sampling_ratio", 2);
@@ -902,17 +908,29 @@ static void test_roialign(void)
         }
     /* a batch index out of range */
     tb t;
-    tb_init(&t, 16);
-    int64_t xd[4] = {1, 1, 3, 3}, rd[2] = {1, 4};
-    int64_t bi = 2;
-    carve_value_id ins[3] = {tb_in(&t, "X", tensor_f32(4, xd, xv)), tb_in(&t, "rois", tensor_f32(2, rd, rois)),
-                             tb_const(&t, "bi", vec_i64(1, &bi))};
-    tb_node(&t, "RoiAlign", 3, ins, 1);
+    roialign(&t, xv, rois, 2);
     cv_val *y;
     carve_status s = tb_run(&t, &y);
     OT_CHECK(s && strstr(carve_errmsg(t.ctx), "'batch_indices' value 2 at 0 is outside [0, 1)"),
              "RoiAlign batch index error: '%s'", carve_errmsg(t.ctx));
     tb_free(&t);
+}
+
+/* GridSample (align_corners=1, attribute name = value) of x on grid (dims
+ * gd); the run's status, its output in *y and its message in msg. */
+static carve_status gridsample(const cv_val *x, const int64_t *gd, const float *grid, const char *name,
+                               const char *value, cv_val **y, char *msg, size_t msgsz)
+{
+    tb t;
+    tb_init(&t, 16);
+    carve_value_id ins[2] = {tb_in(&t, "X", cv_val_ref((cv_val *)x)), tb_in(&t, "grid", tensor_f32(4, gd, grid))};
+    carve_node_id n = tb_node(&t, "GridSample", 2, ins, 1);
+    carve_node_set_attr_string(t.m, n, name, value);
+    carve_node_set_attr_int(t.m, n, "align_corners", 1);
+    carve_status s = tb_run(&t, y);
+    snprintf(msg, msgsz, "%s", carve_errmsg(t.ctx));
+    tb_free(&t);
+    return s;
 }
 
 static void test_gridsample(void)
@@ -928,35 +946,23 @@ static void test_gridsample(void)
             grid[(i * 4 + j) * 2 + 1] = -1 + 2.0f * (float)i / 2;
         }
     static const char *modes[] = {"bilinear", "nearest", "bicubic"};
+    char msg[300];
     for (int mi = 0; mi < 3; mi++) {
-        tb t;
-        tb_init(&t, 16);
-        carve_value_id ins[2] = {tb_in(&t, "X", cv_val_ref(x)), tb_in(&t, "grid", tensor_f32(4, gd, grid))};
-        carve_node_id n = tb_node(&t, "GridSample", 2, ins, 1);
-        carve_node_set_attr_string(t.m, n, "mode", modes[mi]);
-        carve_node_set_attr_int(t.m, n, "align_corners", 1);
-        cv_val *y;
-        carve_status s = tb_run(&t, &y);
+        cv_val *y = NULL;
+        carve_status s = gridsample(x, gd, grid, "mode", modes[mi], &y, msg, sizeof msg);
         char why[200] = "";
         OT_CHECK(!s && ot_close(y, x, 1e-5, 1e-5, why, sizeof why), "GridSample %s identity: %s %s", modes[mi],
-                 carve_errmsg(t.ctx), why);
+                 msg, why);
         cv_val_unref(y);
-        tb_free(&t);
     }
     /* one point left of the image by one pixel (align_corners=1): x = -1 - 2/3 */
     static const char *pads[] = {"zeros", "border", "reflection"};
     float g1[2] = {-1 - 2.0f / 3, -1};
     int64_t g1d[4] = {1, 1, 1, 2};
     for (int pi = 0; pi < 3; pi++) {
-        tb t;
-        tb_init(&t, 16);
-        carve_value_id ins[2] = {tb_in(&t, "X", cv_val_ref(x)), tb_in(&t, "grid", tensor_f32(4, g1d, g1))};
-        carve_node_id n = tb_node(&t, "GridSample", 2, ins, 1);
-        carve_node_set_attr_string(t.m, n, "padding_mode", pads[pi]);
-        carve_node_set_attr_int(t.m, n, "align_corners", 1);
-        cv_val *y;
-        carve_status s = tb_run(&t, &y);
-        OT_CHECK(!s, "GridSample %s: %s", pads[pi], carve_errmsg(t.ctx));
+        cv_val *y = NULL;
+        carve_status s = gridsample(x, g1d, g1, "padding_mode", pads[pi], &y, msg, sizeof msg);
+        OT_CHECK(!s, "GridSample %s: %s", pads[pi], msg);
         if (!s) {
             const float *xs = x->data;
             for (int c = 0; c < 2; c++) {
@@ -966,7 +972,6 @@ static void test_gridsample(void)
             }
             cv_val_unref(y);
         }
-        tb_free(&t);
     }
     cv_val_unref(x);
 }
@@ -1141,16 +1146,20 @@ static void test_stft(void)
     tb_free(&t);
 }
 
+/* t (opset 17) with a MelWeightMatrix of constant inputs. */
+static void melweightmatrix(tb *t, int64_t nmel, int64_t dft, int64_t rate, float lo, float hi)
+{
+    tb_init(t, 17);
+    carve_value_id ins[5] = {tb_const(t, "nmel", vec_i64(1, &nmel)), tb_const(t, "dft", vec_i64(1, &dft)),
+                             tb_const(t, "rate", vec_i64(1, &rate)), tb_const(t, "lo", vec_f32(1, &lo)),
+                             tb_const(t, "hi", vec_f32(1, &hi))};
+    tb_node(t, "MelWeightMatrix", 5, ins, 1);
+}
+
 static void test_melweightmatrix(void)
 {
     tb t;
-    tb_init(&t, 17);
-    int64_t nmel = 4, dft = 16, rate = 8000;
-    float lo = 0, hi = 4000;
-    carve_value_id ins[5] = {tb_const(&t, "nmel", vec_i64(1, &nmel)), tb_const(&t, "dft", vec_i64(1, &dft)),
-                             tb_const(&t, "rate", vec_i64(1, &rate)), tb_const(&t, "lo", vec_f32(1, &lo)),
-                             tb_const(&t, "hi", vec_f32(1, &hi))};
-    tb_node(&t, "MelWeightMatrix", 5, ins, 1);
+    melweightmatrix(&t, 4, 16, 8000, 0, 4000);
     cv_val *y;
     carve_status s = tb_run(&t, &y);
     OT_CHECK(!s && y->rank == 2 && y->dims[0] == 9 && y->dims[1] == 4, "MelWeightMatrix shape: %s", carve_errmsg(t.ctx));
@@ -1187,17 +1196,25 @@ static cv_val *strings(int rank, const int64_t *dims, const char *const *s)
     return v;
 }
 
+/* t (opset 10) with a StringNormalizer of the C words as [C] (or [1, C]
+ * when twodim) and the stopword "monday". */
+static carve_node_id stringnormalizer(tb *t, bool twodim, int64_t C, const char *const *words)
+{
+    static const char *stop[] = {"monday"};
+    tb_init(t, 10);
+    int64_t d1[1] = {C}, d2[2] = {1, C};
+    carve_value_id ins[1] = {tb_in(t, "x", strings(twodim ? 2 : 1, twodim ? d2 : d1, words))};
+    carve_node_id n = tb_node(t, "StringNormalizer", 1, ins, 1);
+    carve_node_set_attr_strings(t->m, n, "stopwords", 1, stop);
+    return n;
+}
+
 static void test_stringnormalizer(void)
 {
     static const char *words[] = {"Monday", "caf\xc3\xa9", "MONDAY", "tuesday"};
-    static const char *stop[] = {"monday"};
     for (int twodim = 0; twodim < 2; twodim++) {
         tb t;
-        tb_init(&t, 10);
-        int64_t d1[1] = {4}, d2[2] = {1, 4};
-        carve_value_id ins[1] = {tb_in(&t, "x", strings(twodim ? 2 : 1, twodim ? d2 : d1, words))};
-        carve_node_id n = tb_node(&t, "StringNormalizer", 1, ins, 1);
-        carve_node_set_attr_strings(t.m, n, "stopwords", 1, stop);
+        carve_node_id n = stringnormalizer(&t, twodim, 4, words);
         carve_node_set_attr_string(t.m, n, "case_change_action", "UPPER");
         cv_val *y;
         carve_status s = tb_run(&t, &y);
@@ -1218,11 +1235,7 @@ static void test_stringnormalizer(void)
     static const char *all[] = {"monday", "Monday"};
     for (int twodim = 0; twodim < 2; twodim++) {
         tb t;
-        tb_init(&t, 10);
-        int64_t d1[1] = {2}, d2[2] = {1, 2};
-        carve_value_id ins[1] = {tb_in(&t, "x", strings(twodim ? 2 : 1, twodim ? d2 : d1, all))};
-        carve_node_id n = tb_node(&t, "StringNormalizer", 1, ins, 1);
-        carve_node_set_attr_strings(t.m, n, "stopwords", 1, stop);
+        stringnormalizer(&t, twodim, 2, all);
         cv_val *y;
         carve_status s = tb_run(&t, &y);
         OT_CHECK(!s && y->nelem == 1 && y->rank == (twodim ? 2 : 1) && y->dims[0] == 1 && !((char **)y->data)[0][0],
@@ -1334,13 +1347,7 @@ static void test_hostile(void)
     }
     {   /* MelWeightMatrix: huge num_mel_bins, NaN edges */
         tb t;
-        tb_init(&t, 17);
-        int64_t nmel = INT64_MAX, dft = 16, rate = 8000;
-        float lo = 0, hi = NAN;
-        carve_value_id ins[5] = {tb_const(&t, "nmel", vec_i64(1, &nmel)), tb_const(&t, "dft", vec_i64(1, &dft)),
-                                 tb_const(&t, "rate", vec_i64(1, &rate)), tb_const(&t, "lo", vec_f32(1, &lo)),
-                                 tb_const(&t, "hi", vec_f32(1, &hi))};
-        tb_node(&t, "MelWeightMatrix", 5, ins, 1);
+        melweightmatrix(&t, INT64_MAX, 16, 8000, 0, NAN);
         cv_val *y;
         carve_status s = tb_run(&t, &y);
         OT_CHECK(s && strstr(carve_errmsg(t.ctx), "'upper_edge_hertz' (nan)"), "MelWeightMatrix NaN edge: '%s'",

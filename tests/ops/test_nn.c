@@ -58,6 +58,58 @@ static size_t count(int n, const int64_t *d)
     return c;
 }
 
+/* Runs t's node and checks its output against the reference's values yv
+ * (shape od, rounded to dt) and inference's output shape against od; frees
+ * yv and t. */
+static void check_run(tb *t, const char *what, carve_dtype dt, int rank, const int64_t *od, double *yv, double atol,
+                      double rtol)
+{
+    cv_val *want = from_doubles(dt, rank, od, yv), *y = NULL;
+    carve_status s = tb_run(t, &y);
+    OT_CHECK(s == CARVE_OK, "%s: %s", what, carve_errmsg(t->ctx));
+    check_close(what, y, want, atol, rtol);
+    /* inference agrees with the kernel */
+    OT_CHECK(cv_infer_model(t->m, NULL) == CARVE_OK, "%s: inference: %s", what, carve_errmsg(t->ctx));
+    carve_value_id yid = carve_node_output(t->m, t->node, 0);
+    bool same = carve_value_rank(t->m, yid) == rank;
+    for (int i = 0; same && i < rank; i++)
+        same = carve_value_dim(t->m, yid, i).value == od[i];
+    OT_CHECK(same, "%s: inferred shape differs from the computed one", what);
+    cv_val_unref(y);
+    cv_val_unref(want);
+    free(yv);
+    tb_free(t);
+}
+
+/* A Conv or ConvTranspose node of t on seeded random X (xd), W (wd) and,
+ * with bias, B (M values), with n strides and dilations and the group; the
+ * input values as doubles in v (freed by the caller). */
+static void conv_node(tb *t, const char *op, carve_dtype dt, int rank, const int64_t *xd, const int64_t *wd, int64_t M,
+                      bool bias, int n, const int64_t *strides, const int64_t *dilations, int64_t group, uint32_t seed,
+                      double *v[3])
+{
+    int64_t bd[1] = {M};
+    tb_init(t, 17);
+    cv_val *x = rnd(dt, rank, xd, seed), *w = rnd(dt, rank, wd, seed + 1), *b = rnd(dt, 1, bd, seed + 2);
+    v[0] = to_doubles(x), v[1] = to_doubles(w), v[2] = to_doubles(b);
+    carve_value_id ins[3] = {tb_in(t, "x", x), tb_in(t, "w", w), bias ? tb_in(t, "b", b) : CARVE_NONE};
+    if (!bias)
+        cv_val_unref(b);
+    tb_node(t, op, bias ? 3 : 2, ins, 1);
+    tb_ints(t, "strides", n, strides);
+    tb_ints(t, "dilations", n, dilations);
+    carve_node_set_attr_int(t->m, t->node, "group", group);
+}
+
+/* The 'pads' attribute: n begin values, then n end values. */
+static void set_pads(tb *t, int n, const int64_t *pb, const int64_t *pe)
+{
+    int64_t pads[6];
+    memcpy(pads, pb, (size_t)n * sizeof *pads);
+    memcpy(pads + n, pe, (size_t)n * sizeof *pads);
+    tb_ints(t, "pads", 2 * n, pads);
+}
+
 static bool shape_is(tb *t, int out, carve_dtype dt, int rank, const carve_dim *want);
 
 /* ================================================================ Conv */
@@ -125,7 +177,7 @@ static void ref_conv(const conv_case *c, const double *x, const double *w, const
 static void check_conv(const char *what, conv_case c, carve_dtype dt, uint32_t seed, double atol, double rtol)
 {
     int rank = c.n + 2;
-    int64_t xd[5] = {c.N, c.C}, wd[5] = {c.M, c.C / c.group}, od[5] = {c.N, c.M}, bd[1] = {c.M};
+    int64_t xd[5] = {c.N, c.C}, wd[5] = {c.M, c.C / c.group}, od[5] = {c.N, c.M};
     for (int i = 0; i < c.n; i++) {
         xd[2 + i] = c.in[i];
         wd[2 + i] = c.k[i];
@@ -133,43 +185,17 @@ static void check_conv(const char *what, conv_case c, carve_dtype dt, uint32_t s
     for (int i = 0; i < c.n; i++)
         od[2 + i] = conv_out(&c, i);
     tb t;
-    tb_init(&t, 17);
-    cv_val *x = rnd(dt, rank, xd, seed), *w = rnd(dt, rank, wd, seed + 1), *b = rnd(dt, 1, bd, seed + 2);
-    double *xv = to_doubles(x), *wv = to_doubles(w), *bv = to_doubles(b);
-    carve_value_id ins[3] = {tb_in(&t, "x", x), tb_in(&t, "w", w), c.bias ? tb_in(&t, "b", b) : CARVE_NONE};
-    if (!c.bias)
-        cv_val_unref(b);
-    tb_node(&t, "Conv", c.bias ? 3 : 2, ins, 1);
+    double *v[3];
+    conv_node(&t, "Conv", dt, rank, xd, wd, c.M, c.bias, c.n, c.s, c.d, c.group, seed, v);
     tb_ints(&t, "kernel_shape", c.n, c.k);
-    tb_ints(&t, "strides", c.n, c.s);
-    tb_ints(&t, "dilations", c.n, c.d);
-    carve_node_set_attr_int(t.m, t.node, "group", c.group);
-    if (c.autopad) {
+    if (c.autopad)
         carve_node_set_attr_string(t.m, t.node, "auto_pad", c.autopad);
-    } else {
-        int64_t pads[6];
-        memcpy(pads, c.pb, (size_t)c.n * sizeof *pads);
-        memcpy(pads + c.n, c.pe, (size_t)c.n * sizeof *pads);
-        tb_ints(&t, "pads", 2 * c.n, pads);
-    }
-    size_t ny = count(rank, od);
-    double *yv = malloc(ny * sizeof *yv);
-    ref_conv(&c, xv, wv, bv, od + 2, yv);
-    cv_val *want = from_doubles(dt, rank, od, yv), *y = NULL;
-    carve_status s = tb_run(&t, &y);
-    OT_CHECK(s == CARVE_OK, "%s: %s", what, carve_errmsg(t.ctx));
-    check_close(what, y, want, atol, rtol);
-    /* inference agrees with the kernel */
-    OT_CHECK(cv_infer_model(t.m, NULL) == CARVE_OK, "%s: inference: %s", what, carve_errmsg(t.ctx));
-    carve_value_id yid = carve_node_output(t.m, t.node, 0);
-    bool same = carve_value_rank(t.m, yid) == rank;
-    for (int i = 0; same && i < rank; i++)
-        same = carve_value_dim(t.m, yid, i).value == od[i];
-    OT_CHECK(same, "%s: inferred shape differs from the computed one", what);
-    cv_val_unref(y);
-    cv_val_unref(want);
-    free(xv), free(wv), free(bv), free(yv);
-    tb_free(&t);
+    else
+        set_pads(&t, c.n, c.pb, c.pe);
+    double *yv = malloc(count(rank, od) * sizeof *yv);
+    ref_conv(&c, v[0], v[1], v[2], od + 2, yv);
+    free(v[0]), free(v[1]), free(v[2]);
+    check_run(&t, what, dt, rank, od, yv, atol, rtol);
 }
 
 static void test_conv(void)
@@ -353,51 +379,26 @@ static void ref_convt(const convt_case *c, const double *x, const double *w, con
 static void check_convt(const char *what, convt_case c, carve_dtype dt, uint32_t seed, double tol)
 {
     int rank = c.n + 2;
-    int64_t xd[5] = {c.N, c.C}, wd[5] = {c.C, c.M / c.group}, od[5] = {c.N, c.M}, bd[1] = {c.M};
+    int64_t xd[5] = {c.N, c.C}, wd[5] = {c.C, c.M / c.group}, od[5] = {c.N, c.M};
     for (int i = 0; i < c.n; i++)
         xd[2 + i] = c.in[i], wd[2 + i] = c.k[i];
     convt_case attrs = c; /* the pads given to the node, before output_shape replaces them */
     for (int i = 0; i < c.n; i++)
         od[2 + i] = convt_out(&c, i);
     tb t;
-    tb_init(&t, 17);
-    cv_val *x = rnd(dt, rank, xd, seed), *w = rnd(dt, rank, wd, seed + 1), *b = rnd(dt, 1, bd, seed + 2);
-    double *xv = to_doubles(x), *wv = to_doubles(w), *bv = to_doubles(b);
-    carve_value_id ins[3] = {tb_in(&t, "x", x), tb_in(&t, "w", w), c.bias ? tb_in(&t, "b", b) : CARVE_NONE};
-    if (!c.bias)
-        cv_val_unref(b);
-    tb_node(&t, "ConvTranspose", c.bias ? 3 : 2, ins, 1);
-    tb_ints(&t, "strides", c.n, c.s);
-    tb_ints(&t, "dilations", c.n, c.d);
+    double *v[3];
+    conv_node(&t, "ConvTranspose", dt, rank, xd, wd, c.M, c.bias, c.n, c.s, c.d, c.group, seed, v);
     tb_ints(&t, "output_padding", c.n, c.op);
-    carve_node_set_attr_int(t.m, t.node, "group", c.group);
     if (c.use_os)
         tb_ints(&t, "output_shape", c.n, c.os);
-    if (c.autopad) {
+    if (c.autopad)
         carve_node_set_attr_string(t.m, t.node, "auto_pad", c.autopad);
-    } else if (!c.use_os) {
-        int64_t pads[6];
-        memcpy(pads, attrs.pb, (size_t)c.n * sizeof *pads);
-        memcpy(pads + c.n, attrs.pe, (size_t)c.n * sizeof *pads);
-        tb_ints(&t, "pads", 2 * c.n, pads);
-    }
-    size_t ny = count(rank, od);
-    double *yv = malloc(ny * sizeof *yv);
-    ref_convt(&c, xv, wv, bv, od + 2, yv);
-    cv_val *want = from_doubles(dt, rank, od, yv), *y = NULL;
-    carve_status s = tb_run(&t, &y);
-    OT_CHECK(s == CARVE_OK, "%s: %s", what, carve_errmsg(t.ctx));
-    check_close(what, y, want, tol, tol);
-    OT_CHECK(cv_infer_model(t.m, NULL) == CARVE_OK, "%s: inference: %s", what, carve_errmsg(t.ctx));
-    carve_value_id yid = carve_node_output(t.m, t.node, 0);
-    bool same = carve_value_rank(t.m, yid) == rank;
-    for (int i = 0; same && i < rank; i++)
-        same = carve_value_dim(t.m, yid, i).value == od[i];
-    OT_CHECK(same, "%s: inferred shape differs from the computed one", what);
-    cv_val_unref(y);
-    cv_val_unref(want);
-    free(xv), free(wv), free(bv), free(yv);
-    tb_free(&t);
+    else if (!c.use_os)
+        set_pads(&t, c.n, attrs.pb, attrs.pe);
+    double *yv = malloc(count(rank, od) * sizeof *yv);
+    ref_convt(&c, v[0], v[1], v[2], od + 2, yv);
+    free(v[0]), free(v[1]), free(v[2]);
+    check_run(&t, what, dt, rank, od, yv, tol, tol);
 }
 
 static void test_convtranspose(void)
@@ -983,21 +984,9 @@ static void check_einsum(const char *eq, carve_dtype dt, int n_in, const int *ra
     int64_t od[CARVE_MAX_RANK];
     double *yv = malloc(4096 * sizeof *yv);
     ref_einsum(eq, n_in, in, &orank, od, yv);
-    cv_val *want = from_doubles(dt, orank, od, yv), *y = NULL;
-    OT_CHECK(tb_run(&t, &y) == CARVE_OK, "einsum '%s': %s", eq, carve_errmsg(t.ctx));
     char what[80];
     snprintf(what, sizeof what, "einsum '%s' %s", eq, carve_dtype_name(dt));
-    check_close(what, y, want, tol, tol);
-    OT_CHECK(cv_infer_model(t.m, NULL) == CARVE_OK, "einsum '%s' inference: %s", eq, carve_errmsg(t.ctx));
-    carve_value_id yid = carve_node_output(t.m, t.node, 0);
-    bool same = carve_value_rank(t.m, yid) == orank;
-    for (int i = 0; same && i < orank; i++)
-        same = carve_value_dim(t.m, yid, i).value == od[i];
-    OT_CHECK(same, "einsum '%s': inferred shape differs", eq);
-    cv_val_unref(y);
-    cv_val_unref(want);
-    free(yv);
-    tb_free(&t);
+    check_run(&t, what, dt, orank, od, yv, tol, tol);
 }
 
 static void test_einsum(void)

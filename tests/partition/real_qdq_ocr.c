@@ -30,20 +30,20 @@
  * node_unit); with the profile's qdq_node_units off, the same model splits
  * units, which check c must see (a control of the check).
  *
- * Random noise is not used as input: on it the model finds no text and its
- * output is ~1e-8 everywhere, so a float/quantized comparison would say
- * nothing. The pages (light background, dark strokes in lines, pixels in
- * [0, 1]) are normalized as PP-OCR's preprocessing does.
+ * The inputs are synthetic text pages (tests/ocr_page.h): on random noise
+ * the model finds no text and its output is ~1e-8 everywhere, so a
+ * float/quantized comparison would say nothing.
  *
  *   real_qdq_ocr MODEL_CACHE      (QDQ_SAVE=FILE also writes the quantized model) */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "lowertest.h"
+#include "ocr_page.h"
 
 #include <math.h>
 #include <time.h>
 
-#define H 64
-#define W 64
+#define H OCR_PAGE_SIDE
+#define W OCR_PAGE_SIDE
 #define N_CALIB 2   /* calibration pages: seeds 1..N_CALIB */
 #define EVAL_SEED 3 /* the page the models are compared on */
 #define SKIPPED_CONV "p2o.Conv.2"
@@ -66,36 +66,11 @@ static carve_model *clone(carve_model *m)
     return c;
 }
 
-/* A seeded synthetic page: a light, slightly noisy background with 2 to 4
- * lines of dark strokes, pixels in [0, 1], normalized with ImageNet's mean
- * and standard deviation as PP-OCR's preprocessing does. */
+/* Page seed (tests/ocr_page.c) as the model's input. */
 static cv_val *page(uint32_t seed)
 {
     cv_val *v = cv_val_new(CARVE_FLOAT, 4, in_dims);
-    float *x = (float *)v->data;
-    static float img[H][W];
-    uint64_t s = seed * 7919u + 3;
-#define RND() ((s = s * 6364136223846793005ull + 1442695040888963407ull), (double)(s >> 11) / 9007199254740992.0)
-    for (int i = 0; i < H; i++)
-        for (int j = 0; j < W; j++)
-            img[i][j] = (float)(0.85 + 0.1 * RND());
-    int lines = 2 + (int)(RND() * 3);
-    for (int l = 0; l < lines; l++) {
-        int top = (int)(RND() * (H - 10)), height = 4 + (int)(RND() * 5), left = (int)(RND() * W / 3);
-        int right = left + W / 3 + (int)(RND() * (W - left - W / 3));
-        for (int j = left; j < right; j++) {
-            bool ink = RND() < 0.6; /* strokes and gaps along the line */
-            for (int i = top; i < top + height && i < H; i++)
-                if (ink && RND() < 0.8)
-                    img[i][j] = (float)(0.1 * RND());
-        }
-    }
-#undef RND
-    static const float mean[3] = {0.485f, 0.456f, 0.406f}, sd[3] = {0.229f, 0.224f, 0.225f};
-    for (int c = 0; c < 3; c++)
-        for (int i = 0; i < H; i++)
-            for (int j = 0; j < W; j++)
-                x[(c * H + i) * W + j] = (img[i][j] - mean[c]) / sd[c];
+    ocr_page(seed, (float *)v->data);
     return v;
 }
 

@@ -7,6 +7,7 @@
  * before anything is done, leave the model as it was, and write nothing. */
 #define _DEFAULT_SOURCE
 #include "lowertest.h"
+#include "testfiles.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -44,21 +45,7 @@ static char *read_text(const char *dir, const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = 0;
-    fclose(f);
-    return s;
+    return t_read_file(path, NULL);
 }
 
 static int count_files(const char *dir)
