@@ -377,9 +377,28 @@ bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_
         return dn_dnnl_fail(b, st, "a primitive");
     p->prims[p->n_prims++] = prim;
     dn_step *s = &p->steps[p->n_steps++];
+    memset(s, 0, sizeof *s);
     s->prim = prim;
     s->nargs = nargs;
     memcpy(s->args, args, (size_t)nargs * sizeof *args);
+    return true;
+}
+
+bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx)
+{
+    if (b->check) {
+        free(ctx);
+        return true;
+    }
+    dn_prog *p = b->p;
+    if (!grow((void **)&p->steps, &p->cap_steps, p->n_steps + 1, sizeof *p->steps)) {
+        free(ctx);
+        return nomem(b);
+    }
+    dn_step *s = &p->steps[p->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->host = fn;
+    s->ctx = ctx;
     return true;
 }
 

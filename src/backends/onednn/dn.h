@@ -43,8 +43,15 @@ typedef struct dn_val {
     dnnl_memory_t alt_mem;
 } dn_val;
 
+/* A step on the host between primitives (the CPU stream runs them in
+ * order): a DynamicQuantizeLinear's range, a gather of input channels. ctx
+ * is malloc'd and owned by the program. */
+typedef void (*dn_host_fn)(void *ctx);
+
 typedef struct dn_step {
-    dnnl_primitive_t prim;
+    dnnl_primitive_t prim; /* NULL: host */
+    dn_host_fn host;
+    void *ctx;
     int nargs;
     dnnl_exec_arg_t args[DN_MAX_ARGS];
 } dn_step;
@@ -141,6 +148,8 @@ bool dn_pd(dn_builder *b, const void *op_desc, const_dnnl_primitive_attr_t attr,
 /* Adds a step running pd's primitive with args (destroys pd). In check
  * mode only destroys pd. */
 bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args);
+/* Adds a host step (check mode: frees ctx). */
+bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx);
 /* The end of an op with one source: the primitive descriptor of op_desc
  * (st: its init's status, what names it in a refusal), yv defined in the
  * destination layout oneDNN picks, the step SRC src -> DST yv plus n_extra
@@ -319,6 +328,11 @@ bool dn_q8_weights(dn_builder *b, dn_q8 *u);
 dnnl_memory_t dn_q8_def(dn_builder *b, dn_q8 *u, const dnnl_memory_desc_t *md);
 /* Whether oneDNN's ISA has VNNI (exact u8 x s8 sums). */
 bool dn_isa_vnni(void);
+
+/* ---- ops_dynq.c: dynamically quantized models (docs/onednn.md#dynamic-int8) */
+bool dn_op_dynquant(dn_builder *b, carve_node_id n);
+bool dn_op_convinteger(dn_builder *b, carve_node_id n);
+bool dn_op_cast(dn_builder *b, carve_node_id n);
 
 /* ---- backend.c */
 const carve_backend *cv_onednn_backend(void);
