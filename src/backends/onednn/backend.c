@@ -215,6 +215,7 @@ static void prog_free(dn_prog *p)
         dnnl_stream_destroy(p->stream);
     for (size_t i = 0; i < p->n_steps; i++)
         free(p->steps[i].ctx);
+    dn_pool_free(p);
     free(p->steps);
     free(p->prims);
     free(p->mems);
@@ -411,6 +412,12 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
             rc = refuse(&b, refusal);
             goto out;
         }
+    }
+    if (!dn_pool_finish(&b)) {
+        b.fatal = true;
+        dn_fail(&b, DN_R_LIB, "out of memory placing the partition's buffers");
+        rc = refuse(&b, refusal);
+        goto out;
     }
     *handle = p;
     p = NULL;

@@ -128,6 +128,10 @@ dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *hand
         nomem(b);
         return NULL;
     }
+    if (handle == DNNL_MEMORY_ALLOCATE && !b->no_pool && !(handle = dn_pool_alloc(b, md))) {
+        nomem(b);
+        return NULL;
+    }
     dnnl_memory_t mem = NULL;
     dnnl_status_t st = dnnl_memory_create(&mem, md, b->eng, handle);
     if (st != dnnl_success) {
@@ -140,7 +144,9 @@ dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *hand
 
 dnnl_memory_t dn_const_mem(dn_builder *b, const dnnl_memory_desc_t *md, const void *data)
 {
+    b->no_pool++;
     dnnl_memory_t mem = dn_mem_new(b, md, DNNL_MEMORY_ALLOCATE);
+    b->no_pool--;
     if (!mem)
         return NULL;
     void *h = NULL;
@@ -308,7 +314,9 @@ dnnl_memory_t dn_as(dn_builder *b, dn_val *v, const dnnl_memory_desc_t *md)
         dn_dnnl_fail(b, st, "a reorder");
         return NULL;
     }
+    b->no_pool += v->is_const; /* a constant's copy is filled now */
     dnnl_memory_t dst = dn_mem_new(b, md, DNNL_MEMORY_ALLOCATE);
+    b->no_pool -= v->is_const;
     if (!dst) {
         dnnl_primitive_desc_destroy(pd);
         return NULL;
@@ -384,7 +392,7 @@ bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_
     return true;
 }
 
-bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx)
+bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx, int n, const dnnl_memory_t *mems)
 {
     if (b->check) {
         free(ctx);
@@ -399,6 +407,8 @@ bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx)
     memset(s, 0, sizeof *s);
     s->host = fn;
     s->ctx = ctx;
+    for (int i = 0; i < n && i < DN_MAX_ARGS; i++) /* for the pool's liveness */
+        s->args[s->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, mems[i]};
     return true;
 }
 

@@ -56,6 +56,14 @@ typedef struct dn_step {
     dnnl_exec_arg_t args[DN_MAX_ARGS];
 } dn_step;
 
+/* A buffer of the pool (pool.c): one value's memory and its aliases. */
+typedef struct dn_buf {
+    char *ptr; /* its own allocation while compiling */
+    size_t size, off;
+    int first, last; /* the steps using it (-1: none yet) */
+    bool keep;       /* written at compile time (a constant): never shared */
+} dn_buf;
+
 /* A compiled partition (the backend's handle). */
 typedef struct dn_prog {
     dnnl_engine_t eng;
@@ -73,6 +81,12 @@ typedef struct dn_prog {
     dnnl_memory_t *out_user, *out_mem;
     dnnl_primitive_t *out_reorder;
     carve_dtype *in_dt, *out_dt; /* float32, or uint8 / int8 at QDQ units */
+    /* The values' buffers: allocated one by one while compiling, then
+     * packed into one arena by liveness (pool.c). */
+    dn_buf *bufs;
+    size_t n_bufs, cap_bufs;
+    char *arena;
+    size_t arena_size, bufs_total;
     int *out_rank;
     int64_t (*out_dims)[CARVE_MAX_RANK];
 } dn_prog;
@@ -93,6 +107,7 @@ typedef struct dn_builder {
     char msg[512];
     carve_node_id fail_node;
     bool fatal;             /* an error (allocation...), not a refusal */
+    int no_pool;            /* > 0: new memories hold constants (filled now) */
 } dn_builder;
 
 /* Reason codes (docs/report.md; the library's own refusals are
@@ -148,8 +163,18 @@ bool dn_pd(dn_builder *b, const void *op_desc, const_dnnl_primitive_attr_t attr,
 /* Adds a step running pd's primitive with args (destroys pd). In check
  * mode only destroys pd. */
 bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args);
-/* Adds a host step (check mode: frees ctx). */
-bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx);
+/* Adds a host step reading and writing the n memories mems (check mode:
+ * frees ctx). */
+bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx, int n, const dnnl_memory_t *mems);
+
+/* ---- pool.c: buffers shared by values whose lives do not overlap */
+/* A buffer of the pool for a new memory of md (NULL: out of memory). */
+void *dn_pool_alloc(dn_builder *b, const dnnl_memory_desc_t *md);
+/* After the whole program is built: each buffer's first and last step,
+ * offsets in one arena, every memory moved there; the compile-time
+ * buffers freed. */
+bool dn_pool_finish(dn_builder *b);
+void dn_pool_free(dn_prog *p);
 /* The end of an op with one source: the primitive descriptor of op_desc
  * (st: its init's status, what names it in a refusal), yv defined in the
  * destination layout oneDNN picks, the step SRC src -> DST yv plus n_extra

@@ -186,7 +186,8 @@ bool dn_op_dynquant(dn_builder *b, carve_node_id n)
     yz->alt_mem = z32;
     c->x = xm, c->scale = ys->mem, c->zp = yz->mem, c->zp32 = z32, c->zpf = zf;
     c->count = dn_count(x);
-    if (!dn_step_host(b, dq_range, c)) {
+    dnnl_memory_t used[5] = {xm, ys->mem, yz->mem, z32, zf};
+    if (!dn_step_host(b, dq_range, c, 5, used)) {
         dnnl_primitive_desc_destroy(pd);
         return false;
     }
@@ -537,7 +538,8 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
             g->ic = cw.ic, g->n_extra = cw.n_extra;
             g->pixels = dn_count(x) / cw.ic;
             memcpy(g->idx, cw.extra, cw.n_extra * sizeof(int32_t));
-            ok = dn_step_host(b, gather_channels, g);
+            dnnl_memory_t used[2] = {src, xm};
+            ok = dn_step_host(b, gather_channels, g, 2, used);
         } else {
             ok = false;
         }

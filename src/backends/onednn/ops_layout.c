@@ -335,7 +335,8 @@ static bool bl_build(dn_builder *b, dn_val *x, carve_value_id yv, const dnnl_dim
     c->tx = c->ty + yd[2];
     bl_taps(ct, fs[2], c->ih, c->oh, len[2], c->ty);
     bl_taps(ct, fs[3], c->iw, c->ow, len[3], c->tx);
-    return dn_step_host(b, bl_run, c);
+    dnnl_memory_t used[2] = {xm, y->mem};
+    return dn_step_host(b, bl_run, c, 2, used);
 }
 
 bool dn_op_resize(dn_builder *b, carve_node_id n)
