@@ -74,3 +74,46 @@ TEST(channels_not_a_multiple_of_16)
 {
     pool_case(24, 2);
 }
+
+/* A residual Add whose addend was read before by other nodes: the sum
+ * post-op accumulates into the addend's buffer (its last reader) instead
+ * of a copy; results stay the reference's. */
+TEST(sum_in_place_after_earlier_readers)
+{
+    dt t;
+    dt_init(&t, 13, 3);
+    carve_value_id x = dt_input(&t, "x", 4, D(1, 16, 8, 8), -1, 1);
+    carve_value_id r = x;
+    carve_value_id c[3];
+    for (int i = 0; i < 3; i++) {
+        carve_value_id w = dt_const(&t, NULL, 4, D(16, 16, 3, 3), -0.2f, 0.2f);
+        carve_node_id conv = dt_node(&t, "Conv", 2, IDS(i == 2 ? c[1] : i == 1 ? r : x, w), 1);
+        carve_node_set_attr_ints(t.m, conv, "pads", 4, D(1, 1, 1, 1));
+        c[i] = carve_node_output(t.m, conv, 0);
+        if (!i) {
+            r = dt_op1(&t, "Relu", c[0]);
+            dt_output(&t, dt_op1(&t, "Sigmoid", r)); /* r read before the sum */
+        }
+    }
+    dt_output(&t, dt_op1(&t, "Relu", dt_op2(&t, "Add", c[2], r)));
+    REQUIRE(dt_finish(&t));
+    const carve_backend *be = cv_onednn_backend();
+    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "sum", NULL};
+    carve_backend_refusal *ref = calloc(1, sizeof *ref);
+    void *h = NULL;
+    REQUIRE(be->compile(be->user, &p, &h, ref) == CARVE_OK);
+    dn_prog *prog = h;
+    size_t reorders = 0;
+    for (size_t i = 0; i < prog->n_steps; i++) {
+        const_dnnl_primitive_desc_t pd;
+        dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+        if (prog->steps[i].prim && dnnl_primitive_get_primitive_desc(prog->steps[i].prim, &pd) == dnnl_success)
+            dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+        reorders += kind == dnnl_reorder;
+    }
+    CHECK_INT(reorders, 1); /* x into the convolution's layout; no copy of r for the sum */
+    be->release(be->user, h);
+    free(ref);
+    DT_RUN(&t, DT_TOL_ACC);
+    dt_free(&t);
+}

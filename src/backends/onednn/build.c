@@ -539,11 +539,38 @@ bool dn_md_is_plain(const dnnl_memory_desc_t *md)
     return dnnl_memory_desc_equal(&p, md) != 0;
 }
 
+bool dn_last_reader(const dn_builder *b, carve_value_id v, carve_node_id reader)
+{
+    if (b->check || reader == CARVE_NONE)
+        return false;
+    for (size_t i = 0; i < carve_graph_output_count(b->m, b->g); i++)
+        if (carve_graph_output(b->m, b->g, i) == v)
+            return false;
+    bool reads = false;
+    for (size_t k = 0; k < b->n_nodes; k++) {
+        carve_node_id n = b->nodes[k];
+        size_t uses = 0;
+        for (size_t i = 0; i < carve_node_input_count(b->m, n); i++)
+            uses += carve_node_input(b->m, n, i) == v;
+        if (!uses)
+            continue;
+        if (n == reader) {
+            reads = true;
+            continue;
+        }
+        /* another reader: built already, and no view (a reshape's output
+         * shares v's buffer and may be read later) */
+        if ((k >= b->cur && !b->done[k]) || dn_op_find(carve_node_op(b->m, n)) == dn_op_reshape)
+            return false;
+    }
+    return reads;
+}
+
 dn_val *dn_def_inplace(dn_builder *b, carve_value_id v, dn_val *src, carve_node_id reader,
                        const dnnl_memory_desc_t *md)
 {
     if (b->check || !src || src->is_const || src->is_view || !src->mem || !dnnl_memory_desc_equal(md, &src->md) ||
-        dn_sole_consumer(b, src->id) != reader)
+        !dn_last_reader(b, src->id, reader))
         return dn_def(b, v, md);
     dn_val *y = dn_def(b, v, NULL);
     if (!y)

@@ -135,7 +135,11 @@ bool dn_has_in(const dn_builder *b, carve_node_id n, size_t i);
 dn_val *dn_out(dn_builder *b, carve_node_id n, size_t i, const dnnl_memory_desc_t *md);
 /* Defines value v in layout md (NULL: plain). */
 dn_val *dn_def(dn_builder *b, carve_value_id v, const dnnl_memory_desc_t *md);
-/* Defines v in layout md in src's buffer when only reader reads src and
+/* Whether reader reads v and is its last reader: v is no body output and
+ * every other node reading it is built already (none a reshape, whose
+ * output shares v's buffer): v's buffer may then be written in place. */
+bool dn_last_reader(const dn_builder *b, carve_value_id v, carve_node_id reader);
+/* Defines v in layout md in src's buffer when reader is its last reader and
  * src is neither a constant nor a view (oneDNN's eltwise and binary work
  * in place); else in a buffer of its own. */
 dn_val *dn_def_inplace(dn_builder *b, carve_value_id v, dn_val *src, carve_node_id reader,
