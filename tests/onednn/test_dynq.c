@@ -171,8 +171,10 @@ TEST(conv_sums_beyond_2_24_exact)
 TEST(dynquant_standalone_exact)
 {
     /* DynamicQuantizeLinear alone, on seeded data, on data with half-way
-     * points (x / scale at k + 0.5 round to even), all zeros (scale 1) */
-    for (int v = 0; v < 3; v++) {
+     * points (x / scale at k + 0.5 round to even), all zeros (scale 1),
+     * NaNs (skipped by the range, quantized to 0 by both) in the vector
+     * blocks and the tail of the range's loop */
+    for (int v = 0; v < 4; v++) {
         dt t;
         dt_init(&t, 11, 20 + (unsigned)v);
         carve_value_id x = dt_input(&t, "x", 4, D(2, 5, 9, 17), -3.0f, 1.0f);
@@ -185,6 +187,8 @@ TEST(dynquant_standalone_exact)
         for (size_t i = 0; v > 0 && i < cnt; i++)
             /* min -255/2 and max 255/2: scale 1, zero point 127.5 -> 128 */
             xv[i] = v == 2 ? 0.0f : i == 0 ? -127.5f : i == 1 ? 127.5f : (float)((int)(i % 255) - 127) + 0.5f;
+        if (v == 3)
+            xv[5] = xv[700] = xv[cnt - 2] = NAN;
         DT_RUN(&t, EXACT);
         dt_free(&t);
     }

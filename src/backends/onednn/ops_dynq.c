@@ -29,6 +29,9 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 #include <string.h>
 
 #include "dn.h"
@@ -87,8 +90,40 @@ static void dq_range(void *vctx)
 #pragma omp parallel
     {
         float lmn = 0.0f, lmx = 0.0f;
+        long nb = (long)(n / 64);
+#if defined(__SSE__)
+        /* minps(x, m) is x < m ? x : m, maxps(x, m) x > m ? x : m: the
+         * scalar loop's comparisons lane by lane, NaNs skipped the same;
+         * min and max are exact, so the lanes' order does not matter */
+        __m128 vmn = _mm_setzero_ps(), vmx = _mm_setzero_ps();
 #pragma omp for nowait
-        for (size_t i = 0; i < n; i++) {
+        for (long k = 0; k < nb; k++)
+            for (size_t i = (size_t)k * 64; i < (size_t)k * 64 + 64; i += 4) {
+                __m128 v = _mm_loadu_ps(x + i);
+                vmn = _mm_min_ps(v, vmn);
+                vmx = _mm_max_ps(v, vmx);
+            }
+        float a[4], z[4];
+        _mm_storeu_ps(a, vmn);
+        _mm_storeu_ps(z, vmx);
+        for (int l = 0; l < 4; l++) {
+            if (a[l] < lmn)
+                lmn = a[l];
+            if (z[l] > lmx)
+                lmx = z[l];
+        }
+#else
+#pragma omp for nowait
+        for (long k = 0; k < nb; k++)
+            for (size_t i = (size_t)k * 64; i < (size_t)k * 64 + 64; i++) {
+                if (x[i] < lmn)
+                    lmn = x[i];
+                if (x[i] > lmx)
+                    lmx = x[i];
+            }
+#endif
+#pragma omp single nowait
+        for (size_t i = (size_t)nb * 64; i < n; i++) {
             if (x[i] < lmn)
                 lmn = x[i];
             if (x[i] > lmx)
@@ -309,7 +344,7 @@ static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, ci_w *o)
             return dn_fail(b, DN_R_INPUT, "ConvInteger: input 3 'w_zero_point' must be a constant of w's type, one "
                                           "value or one per output channel");
     }
-    size_t cnt = dn_count(w), per_oc = o->ic * o->ksz;
+    size_t cnt = dn_count(w);
     int16_t *wp = malloc(cnt * sizeof *wp);
     bool *need = calloc(o->ic, sizeof *need);
     if (!wp || !need) {
@@ -318,19 +353,19 @@ static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, ci_w *o)
         b->fatal = true;
         return dn_fail(b, DN_R_LIB, "out of memory");
     }
-    for (size_t i = 0; i < cnt; i++) {
-        size_t c = i / per_oc;
-        int64_t v = int_at(wd, wt, i) - (zd ? int_at(zd, zt, nz == 1 ? 0 : c) : 0);
-        wp[i] = (int16_t)v;
-        if (v > 127 || v < -128)
-            need[(i / o->ksz) % o->ic] = true;
-    }
-    for (size_t c = 0; c < o->oc; c++) {
-        double s = 0;
-        for (size_t i = 0; i < per_oc; i++)
-            s += abs(wp[c * per_oc + i]);
-        if (255.0 * s > o->bound)
-            o->bound = 255.0 * s;
+    for (size_t c = 0, i = 0; c < o->oc; c++) {
+        int64_t z = zd ? int_at(zd, zt, nz == 1 ? 0 : c) : 0;
+        int64_t sum = 0;
+        for (size_t k = 0; k < o->ic; k++)
+            for (size_t e = 0; e < o->ksz; e++, i++) {
+                int64_t v = (wt == CARVE_UINT8 ? ((const uint8_t *)wd)[i] : ((const int8_t *)wd)[i]) - z;
+                wp[i] = (int16_t)v;
+                sum += v < 0 ? -v : v;
+                if (v > 127 || v < -128)
+                    need[k] = true;
+            }
+        if (255.0 * (double)sum > o->bound)
+            o->bound = 255.0 * (double)sum;
     }
     for (size_t k = 0; k < o->ic; k++)
         o->n_extra += need[k];
