@@ -316,3 +316,78 @@ TEST(resize_linear_bit_exact)
         dt_free(&t);
     }
 }
+
+/* MatMulInteger, as dynamically quantized linear layers write it:
+ * x -> DynamicQuantizeLinear -> MatMulInteger(B_u8 [K, N], z_x, z_b) ->
+ * Cast -> Mul(s_x * s_b) -> Add(bias [N]); B's rows with w - z_b outside
+ * int8 split (A's columns read twice), zero points per tensor or per
+ * column; bit-identical. */
+static void mm_case(int rank, int64_t k, int64_t nn, int zb, bool extreme, unsigned seed, const char *file, int line)
+{
+    dt t;
+    dt_init(&t, 11, seed);
+    const int64_t *xd = rank == 3 ? D(2, 5, k) : D(7, k);
+    carve_value_id x = dt_input(&t, "x", rank, xd, -1.0f, 3.0f);
+    carve_node_id dql = dt_node(&t, "DynamicQuantizeLinear", 1, IDS(x), 3);
+    size_t nb = (size_t)(k * nn);
+    uint8_t *bw = malloc(nb);
+    for (size_t i = 0; i < nb; i++) {
+        unsigned u = rnd(&t);
+        bw[i] = (uint8_t)(extreme ? (u & 1 ? 255 : 1) : u % 256);
+    }
+    carve_value_id bv = dt_const_data(&t, NULL, CARVE_UINT8, 2, D(k, nn), bw, nb);
+    free(bw);
+    carve_value_id zv;
+    if (zb >= 0) {
+        uint8_t z = (uint8_t)zb;
+        zv = dt_const_data(&t, NULL, CARVE_UINT8, 0, NULL, &z, 1);
+    } else {
+        uint8_t z[64];
+        for (int64_t i = 0; i < nn; i++)
+            z[i] = (uint8_t)(110 + 3 * i % 40);
+        zv = dt_const_data(&t, NULL, CARVE_UINT8, 1, D(nn), z, (size_t)nn);
+    }
+    carve_node_id mm = dt_node(&t, "MatMulInteger", 4, IDS(out(&t, dql, 0), bv, out(&t, dql, 2), zv), 1);
+    carve_node_id cast = dt_node(&t, "Cast", 1, IDS(out(&t, mm, 0)), 1);
+    carve_node_set_attr_int(t.m, cast, "to", CARVE_FLOAT);
+    float ws = 0.0113f;
+    carve_value_id s = dt_op2(&t, "Mul", out(&t, dql, 1), dt_const_f32(&t, "b_scale", 1, &ws));
+    carve_value_id y = dt_op2(&t, "Mul", out(&t, cast, 0), s);
+    dt_output(&t, dt_op2(&t, "Add", y, dt_const(&t, "bias", 1, D(nn), -0.5f, 0.5f)));
+    if (t_check(dt_finish(&t), file, line, "model")) {
+        if (extreme) { /* x all 1: quantized 255, sums about K x 127 x 255 */
+            float *xv = carve_tensor_data(t.in[0], NULL);
+            for (size_t i = 0; i < carve_tensor_count(t.in[0]); i++)
+                xv[i] = 1.0f;
+        }
+        dt_check_run(&t, EXACT, file, line);
+    }
+    dt_free(&t);
+}
+
+TEST(matmulinteger_exact)
+{
+    mm_case(3, 64, 24, 121, false, 60, __FILE__, __LINE__); /* split rows */
+    mm_case(2, 40, 16, -1, false, 61, __FILE__, __LINE__);  /* per-column zero points */
+    mm_case(2, 600, 8, 1, true, 62, __FILE__, __LINE__);    /* sums about 1.9e7 > 2^24 */
+}
+
+TEST(matmulinteger_int32_output)
+{
+    dt t;
+    dt_init(&t, 11, 63);
+    carve_value_id a = dt_input_int(&t, "a", CARVE_UINT8, 2, D(5, 32), 0, 255, false);
+    uint8_t bw[32 * 12];
+    for (size_t i = 0; i < sizeof bw; i++)
+        bw[i] = (uint8_t)(rnd(&t) % 256);
+    carve_value_id b2 = dt_const_data(&t, NULL, CARVE_UINT8, 2, D(32, 12), bw, sizeof bw);
+    uint8_t za = 7, zb = 130;
+    carve_node_id mm = dt_node(&t, "MatMulInteger", 4,
+                               IDS(a, b2, dt_const_data(&t, NULL, CARVE_UINT8, 0, NULL, &za, 1),
+                                   dt_const_data(&t, NULL, CARVE_UINT8, 0, NULL, &zb, 1)),
+                               1);
+    dt_output(&t, out(&t, mm, 0));
+    REQUIRE(dt_finish(&t));
+    DT_RUN(&t, EXACT);
+    dt_free(&t);
+}

@@ -68,6 +68,7 @@ static const struct {
     {"QuantizeLinear", dn_op_quantize},
     {"DynamicQuantizeLinear", dn_op_dynquant},
     {"ConvInteger", dn_op_convinteger},
+    {"MatMulInteger", dn_op_matmulinteger},
     {"Cast", dn_op_cast},
 };
 
@@ -107,7 +108,7 @@ bool dn_check_tensors(dn_builder *b, carve_node_id n)
 {
     dn_op_fn fn = dn_op_find(carve_node_op(b->m, n));
     if (fn == dn_op_dequantize || fn == dn_op_quantize || fn == dn_op_dynquant || fn == dn_op_convinteger ||
-        fn == dn_op_cast)
+        fn == dn_op_matmulinteger || fn == dn_op_cast)
         return true; /* ops_qdq.c and ops_dynq.c check their own */
     for (int pass = 0; pass < 2; pass++) {
         size_t cnt = pass ? carve_node_output_count(b->m, n) : carve_node_input_count(b->m, n);
@@ -165,7 +166,7 @@ static const char *supports_node(void *user, const carve_model *m, carve_node_id
         return DN_R_OP;
     }
     /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
-    static const char *const int8_ops[] = {"QLinearConv", "QLinearMatMul", "MatMulInteger"};
+    static const char *const int8_ops[] = {"QLinearConv", "QLinearMatMul"};
     for (size_t i = 0; i < sizeof int8_ops / sizeof *int8_ops; i++)
         if (!strcmp(op, int8_ops[i]))
             return int8_reason(msg, msg_size, op);

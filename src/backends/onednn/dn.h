@@ -361,6 +361,7 @@ bool dn_isa_vnni(void);
 /* ---- ops_dynq.c: dynamically quantized models (docs/onednn.md#dynamic-int8) */
 bool dn_op_dynquant(dn_builder *b, carve_node_id n);
 bool dn_op_convinteger(dn_builder *b, carve_node_id n);
+bool dn_op_matmulinteger(dn_builder *b, carve_node_id n);
 bool dn_op_cast(dn_builder *b, carve_node_id n);
 
 /* ---- backend.c */

@@ -320,19 +320,23 @@ static int64_t int_at(const void *d, carve_dtype t, size_t i)
     return t == CARVE_UINT8 ? ((const uint8_t *)d)[i] : ((const int8_t *)d)[i];
 }
 
-static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, ci_w *o)
+/* mm: MatMulInteger's B [K, N], seen as N output channels of K inputs. */
+static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, bool mm, ci_w *o)
 {
     memset(o, 0, sizeof *o);
+    const char *op = mm ? "MatMulInteger" : "ConvInteger", *wn = mm ? "b" : "w";
     carve_value_id wv = carve_node_input(b->m, n, 1);
     carve_dtype wt = carve_value_dtype(b->m, wv);
     size_t nb = 0;
     const void *wd = carve_value_data(b->m, wv, &nb);
     if (!wd || (wt != CARVE_UINT8 && wt != CARVE_INT8))
-        return dn_fail(b, DN_R_INPUT, "ConvInteger: input 1 'w' must be a uint8 or int8 constant");
-    o->oc = (size_t)w->dims[0], o->ic = (size_t)w->dims[1];
+        return dn_fail(b, DN_R_INPUT, "%s: input 1 '%s' must be a uint8 or int8 constant", op, wn);
+    o->oc = (size_t)w->dims[mm ? 1 : 0], o->ic = (size_t)w->dims[mm ? 0 : 1];
     o->ksz = dn_count(w) / (o->oc * o->ic);
+    /* element (c, k, e) of w: conv [OC][IC][k...], matmul [K][N] */
+    size_t sc = mm ? 1 : o->ic * o->ksz, sk = mm ? o->oc : o->ksz;
     if (nb != dn_count(w))
-        return dn_fail(b, DN_R_INPUT, "ConvInteger: weights hold %zu bytes for %zu values", nb, dn_count(w));
+        return dn_fail(b, DN_R_INPUT, "%s: weights hold %zu bytes for %zu values", op, nb, dn_count(w));
     size_t nz = 0;
     const void *zd = NULL;
     carve_dtype zt = wt;
@@ -341,8 +345,8 @@ static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, ci_w *o)
         zd = carve_value_data(b->m, zv, &nz);
         zt = carve_value_dtype(b->m, zv);
         if (!zd || zt != wt || (nz != 1 && nz != o->oc))
-            return dn_fail(b, DN_R_INPUT, "ConvInteger: input 3 'w_zero_point' must be a constant of w's type, one "
-                                          "value or one per output channel");
+            return dn_fail(b, DN_R_INPUT, "%s: input 3 '%s_zero_point' must be a constant of %s's type, one value or "
+                                          "one per output %s", op, wn, wn, mm ? "column" : "channel");
     }
     size_t cnt = dn_count(w);
     int16_t *wp = malloc(cnt * sizeof *wp);
@@ -358,7 +362,8 @@ static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, ci_w *o)
         int64_t sum = 0;
         for (size_t k = 0; k < o->ic; k++)
             for (size_t e = 0; e < o->ksz; e++, i++) {
-                int64_t v = (wt == CARVE_UINT8 ? ((const uint8_t *)wd)[i] : ((const int8_t *)wd)[i]) - z;
+                size_t at = c * sc + k * sk + e;
+                int64_t v = (wt == CARVE_UINT8 ? ((const uint8_t *)wd)[at] : ((const int8_t *)wd)[at]) - z;
                 wp[i] = (int16_t)v;
                 sum += v < 0 ? -v : v;
                 if (v > 127 || v < -128)
@@ -387,9 +392,10 @@ static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, ci_w *o)
                     free(wp);
                     free(need);
                     return dn_fail(b, DN_R_INPUT,
-                                   "ConvInteger: weight %d minus zero point is %d (output channel %zu); the onednn "
-                                   "backend splits w - z_w into two int8 terms, which reach -256..254",
-                                   v + (int)(zd ? int_at(zd, zt, nz == 1 ? 0 : c) : 0), v, c);
+                                   "%s: weight %d minus zero point is %d (output %s %zu); the onednn backend splits "
+                                   "w - z_w into two int8 terms, which reach -256..254",
+                                   op, v + (int)(zd ? int_at(zd, zt, nz == 1 ? 0 : c) : 0), v,
+                                   mm ? "column" : "channel", c);
                 }
                 o->w[(c * icx + k) * o->ksz + s] = (int8_t)q;
             }
@@ -418,115 +424,99 @@ static carve_node_id cast_of(dn_builder *b, carve_value_id y)
     return c;
 }
 
-bool dn_op_convinteger(dn_builder *b, carve_node_id n)
+/* A ConvInteger or MatMulInteger being built. */
+typedef struct qjob {
+    const char *op;
+    carve_node_id n;
+    bool mm;
+    dn_val *x, *w;
+    carve_dtype xt;
+    int32_t zp_const; /* the source zero point when constant */
+    dn_val *zpv;      /* or its runtime value */
+    ci_w cw;
+    carve_value_id yv;
+    int ynd;
+    dnnl_dims_t ydims;
+    carve_node_id cast; /* the Cast(float) read as the destination, or CARVE_NONE */
+    dnnl_memory_desc_t xkl; /* x with its reduced dim last and innermost (the gather's layout) */
+} qjob;
+
+/* x, w, the source zero point and the weights of j->n (both ops: inputs
+ * x/A 0, w/B 1, x_zero_point 2, w_zero_point 3). */
+static bool q_inputs(dn_builder *b, qjob *j)
 {
-    if (!static_shapes(b, n))
+    if (!static_shapes(b, j->n))
         return false;
     if (!dn_isa_vnni())
         return dn_fail(b, DN_R_DTYPE,
-                       "ConvInteger: int8 convolutions refused on this CPU (oneDNN ISA without VNNI: its u8 x s8 "
-                       "kernels saturate 16-bit intermediate sums, so results would not be exact)");
-    dn_val *x = dn_in_any(b, n, 0), *w = x ? dn_in_any(b, n, 1) : NULL;
-    if (!w)
+                       "%s: int8 products refused on this CPU (oneDNN ISA without VNNI: its u8 x s8 kernels "
+                       "saturate 16-bit intermediate sums, so results would not be exact)", j->op);
+    j->x = dn_in_any(b, j->n, 0);
+    j->w = j->x ? dn_in_any(b, j->n, 1) : NULL;
+    if (!j->w)
         return false;
-    carve_dtype xt = carve_value_dtype(b->m, x->id);
-    if (xt != CARVE_UINT8 && xt != CARVE_INT8)
-        return dn_fail(b, DN_R_DTYPE, "ConvInteger: input 0 'x' is %s, expected uint8 or int8", carve_dtype_name(xt));
-    if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
-        return dn_fail(b, DN_R_INPUT, "ConvInteger: x has rank %d and w rank %d; oneDNN takes 1 to 3 spatial dims",
-                       x->rank, w->rank);
-    if (dn_attr_i(b, n, "group", 1) != 1)
-        return dn_fail(b, DN_R_ATTR, "ConvInteger: group %lld; the onednn backend takes group 1",
-                       (long long)dn_attr_i(b, n, "group", 1));
-    if (w->dims[1] != x->dims[1])
-        return dn_fail(b, DN_R_INPUT, "ConvInteger: w has %lld input channels, x %lld", (long long)w->dims[1],
-                       (long long)x->dims[1]);
-    /* The source zero point: a constant, or a runtime scalar. */
-    int32_t zp_const = 0;
-    dn_val *zpv = NULL;
-    if (dn_has_in(b, n, 2)) {
-        carve_value_id zv = carve_node_input(b->m, n, 2);
+    j->xt = carve_value_dtype(b->m, j->x->id);
+    if (j->xt != CARVE_UINT8 && j->xt != CARVE_INT8)
+        return dn_fail(b, DN_R_DTYPE, "%s: input 0 is %s, expected uint8 or int8", j->op, carve_dtype_name(j->xt));
+    j->zp_const = 0;
+    j->zpv = NULL;
+    if (dn_has_in(b, j->n, 2)) {
+        carve_value_id zv = carve_node_input(b->m, j->n, 2);
         size_t nz = 0;
         const void *zd = carve_value_data(b->m, zv, &nz);
         int zr = carve_value_rank(b->m, zv);
-        if (carve_value_dtype(b->m, zv) != xt || zr < 0 || zr > 1 || (zr == 1 && carve_value_dim(b->m, zv, 0).value != 1))
-            return dn_fail(b, DN_R_INPUT, "ConvInteger: input 2 'x_zero_point' must be one value of x's type");
+        if (carve_value_dtype(b->m, zv) != j->xt || zr < 0 || zr > 1 ||
+            (zr == 1 && carve_value_dim(b->m, zv, 0).value != 1))
+            return dn_fail(b, DN_R_INPUT, "%s: input 2 (the input's zero point) must be one value of its type (per "
+                                          "tensor)", j->op);
         if (zd && nz == 1)
-            zp_const = (int32_t)int_at(zd, xt, 0);
-        else if (!(zpv = dn_in_any(b, n, 2)))
+            j->zp_const = (int32_t)int_at(zd, j->xt, 0);
+        else if (!(j->zpv = dn_in_any(b, j->n, 2)))
             return false;
     }
-    ci_w cw;
-    if (!ci_weights(b, n, w, &cw))
-        return false;
-    carve_value_id yv = carve_node_output(b->m, n, 0);
-    dn_val yt;
-    memset(&yt, 0, sizeof yt);
-    yt.rank = carve_value_rank(b->m, yv);
-    for (int d = 0; d < yt.rank; d++)
-        yt.dims[d] = carve_value_dim(b->m, yv, d).value;
-    dn_spatial s;
-    s.k = x->rank - 2;
-    for (int d = 0; d < s.k; d++)
-        s.kernel[d] = w->dims[2 + d];
-    carve_node_id cast = CARVE_NONE;
-    bool ok = dn_read_spatial(b, n, x, &yt, false, &s);
-    if (ok && !b->check)
-        cast = cast_of(b, yv);
-    /* check mode: the fused form (f32 destination) is asked */
-    bool fused = b->check || cast != CARVE_NONE;
-    if (ok && !fused && cw.bound >= 16777216.0)
-        ok = dn_fail(b, DN_R_INPUT,
-                     "ConvInteger: its int32 sums can reach %.0f; oneDNN converts them through float32, exact only "
-                     "below 2^24 (ConvInteger -> Cast -> Mul by a scalar is exact at any size)", cw.bound);
-    size_t icx = cw.ic + cw.n_extra;
-    dnnl_dims_t xd, wd;
-    memcpy(xd, x->dims, sizeof xd);
-    memcpy(wd, w->dims, sizeof wd);
-    xd[1] = wd[1] = (dnnl_dim_t)icx;
-    /* channels last: the gather's layout (and the one oneDNN's int8
-     * kernels prefer) */
-    static const dnnl_format_tag_t cl[6] = {0, 0, 0, dnnl_acb, dnnl_acdb, dnnl_acdeb};
-    dnnl_memory_desc_t xmd, wany, wplain, ymd;
-    dnnl_memory_desc_init_by_tag(&xmd, x->nd, xd, dn_dt(xt), cw.n_extra ? cl[x->nd] : dnnl_format_tag_any);
-    dnnl_memory_desc_init_by_tag(&wany, x->nd, wd, dnnl_s8, dnnl_format_tag_any);
-    dn_plain_md_dt(&wplain, x->nd, wd, dnnl_s8);
-    dnnl_memory_desc_init_by_tag(&ymd, yt.rank, yt.dims, fused ? dnnl_f32 : dnnl_s32, dnnl_format_tag_any);
-    dnnl_convolution_desc_t desc;
-    dnnl_status_t st = dnnl_success;
-    if (ok)
-        st = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &xmd,
-                                                        &wany, NULL, &ymd, s.strides, s.dil, s.pl, s.pr);
-    if (ok && st != dnnl_success)
-        ok = dn_dnnl_fail(b, st, "an int8 convolution");
+    j->yv = carve_node_output(b->m, j->n, 0);
+    j->ynd = carve_value_rank(b->m, j->yv);
+    for (int d = 0; d < j->ynd; d++)
+        j->ydims[d] = carve_value_dim(b->m, j->yv, d).value;
+    return true;
+}
+
+/* After the op's descriptor: fusion, the primitive, its memories and step.
+ * wplain: the plain weights j->cw.w ([OC][IC + extra][k...]) as the op
+ * reads them. Frees j->cw. */
+static bool q_finish(dn_builder *b, qjob *j, const void *desc, const dnnl_memory_desc_t *wplain)
+{
+    bool ok = true, fused = b->check || j->cast != CARVE_NONE;
     /* Post-ops after the Cast (fuse.c): the Mul by the scale (a binary
      * post-op: oneDNN 2.6's convolutions take no runtime output scale),
      * the bias, the activation ... */
     dn_fusion f;
     memset(&f, 0, sizeof f);
-    if (ok && cast != CARVE_NONE)
-        dn_fusion_plan(b, carve_node_output(b->m, cast, 0), yt.rank, yt.dims, true, &f);
+    if (j->cast != CARVE_NONE)
+        dn_fusion_plan(b, carve_node_output(b->m, j->cast, 0), j->ynd, j->ydims, true, &f);
     const int32_t rt_s32 = DNNL_RUNTIME_S32_VAL;
     /* The kernel oneDNN picks without post-ops; a fusion that changes it
      * (a slower implementation) is dropped, as in dn_pd_fused. */
     dnnl_primitive_desc_t pd = NULL;
     size_t k = 0;
     const char *base_impl = NULL;
+    (void)fused;
     for (size_t pass = 0; ok && pass <= f.n; pass++) {
         size_t kk = pass ? f.n + 1 - pass : 0; /* 0, then f.n down to 1 */
         dnnl_primitive_attr_t attr = NULL;
         if (kk ? !dn_fusion_attr(b, &f, kk, &attr, NULL, NULL) : dnnl_primitive_attr_create(&attr) != dnnl_success)
             continue;
-        st = dnnl_success;
-        if (zpv || zp_const)
-            st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, zpv ? &rt_s32 : &zp_const);
+        dnnl_status_t st = dnnl_success;
+        if (j->zpv || j->zp_const)
+            st = dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, j->zpv ? &rt_s32 : &j->zp_const);
         dnnl_primitive_desc_t t = NULL;
         if (st == dnnl_success)
-            st = dnnl_primitive_desc_create(&t, &desc, attr, b->eng, NULL);
+            st = dnnl_primitive_desc_create(&t, desc, attr, b->eng, NULL);
         dnnl_primitive_attr_destroy(attr);
         if (st != dnnl_success) {
             if (!kk)
-                ok = dn_dnnl_fail(b, st, "an int8 convolution (runtime zero point)");
+                ok = dn_dnnl_fail(b, st, j->mm ? "an int8 matmul (runtime zero point)"
+                                                : "an int8 convolution (runtime zero point)");
             continue;
         }
         const char *is = NULL;
@@ -545,52 +535,58 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
         k = kk;
         break;
     }
+    ci_w *cw = &j->cw;
     if (!ok || b->check) {
-        ci_free(&cw);
+        ci_free(cw);
         if (ok)
             return dn_step_add(b, pd, 0, NULL);
         if (pd)
             dnnl_primitive_desc_destroy(pd);
         return false;
     }
-    /* The source: x as the kernel wants it, or x channels last with the
-     * extra channels gathered into a buffer of its own. */
+    dn_val *x = j->x;
+    /* The source: x as the kernel wants it, or x with the extra channels
+     * (columns) gathered into a buffer of its own. */
     dnnl_memory_t xm = NULL;
     if (!x->mem) {
-        ok = dn_fail(b, DN_R_INPUT, "ConvInteger: input 0 '%s' is not computed in the partition",
+        ok = dn_fail(b, DN_R_INPUT, "%s: input 0 '%s' is not computed in the partition", j->op,
                      carve_value_name(b->m, x->id));
         b->fatal = true;
-    } else if (!cw.n_extra) {
+    } else if (!cw->n_extra) {
         xm = dn_as(b, x, dn_pd_md(pd, dnnl_query_src_md));
     } else {
-        dnnl_memory_desc_t xcl;
-        dnnl_memory_desc_init_by_tag(&xcl, x->nd, x->dims, dn_dt(xt), cl[x->nd]);
-        dnnl_memory_t src = dn_as(b, x, &xcl);
+        dnnl_memory_t src = dn_as(b, x, &j->xkl);
         xm = src ? dn_mem_new(b, dn_pd_md(pd, dnnl_query_src_md), DNNL_MEMORY_ALLOCATE) : NULL;
-        gather_ctx *g = xm ? malloc(sizeof *g + (cw.n_extra + 1) * sizeof(int32_t)) : NULL;
+        gather_ctx *g = xm ? malloc(sizeof *g + (cw->n_extra + 1) * sizeof(int32_t)) : NULL;
         if (g) {
             g->src = src, g->dst = xm;
-            g->ic = cw.ic, g->n_extra = cw.n_extra;
-            g->pixels = dn_count(x) / cw.ic;
-            memcpy(g->idx, cw.extra, cw.n_extra * sizeof(int32_t));
+            g->ic = cw->ic, g->n_extra = cw->n_extra;
+            g->pixels = dn_count(x) / cw->ic;
+            memcpy(g->idx, cw->extra, cw->n_extra * sizeof(int32_t));
             dnnl_memory_t used[2] = {src, xm};
             ok = dn_step_host(b, gather_channels, g, 2, used);
         } else {
             ok = false;
         }
     }
-    dn_val wt = *w;
-    wt.md = wplain;
-    wt.nd = x->nd;
-    memcpy(wt.dims, wd, sizeof wt.dims);
+    dn_val wt = *j->w;
+    wt.md = *wplain;
     wt.is_const = true;
     wt.alt_mem = NULL;
-    wt.mem = ok && xm ? dn_const_mem(b, &wplain, cw.w) : NULL;
+    wt.mem = NULL;
+    if (ok && xm) { /* the buffer [OC][IC + extra][k...] behind wplain */
+        dnnl_memory_desc_t flat;
+        dnnl_dims_t all = {(dnnl_dim_t)(cw->oc * (cw->ic + cw->n_extra) * cw->ksz)};
+        dn_plain_md_dt(&flat, 1, all, dnnl_s8);
+        dnnl_memory_t c = dn_const_mem(b, &flat, cw->w);
+        wt.mem = c ? dn_mem_new(b, wplain, mem_ptr(c)) : NULL;
+    }
     dnnl_memory_t wm = wt.mem ? dn_as(b, &wt, dn_pd_md(pd, dnnl_query_weights_md)) : NULL;
-    ci_free(&cw);
+    ci_free(cw);
     dnnl_exec_arg_t args[DN_MAX_ARGS];
     int nargs = 3;
     dnnl_memory_t zm = NULL;
+    dn_val *zpv = j->zpv;
     if (wm && zpv) {
         dnnl_dims_t one = {1};
         dnnl_memory_desc_t zmd;
@@ -598,7 +594,7 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
         zm = zpv->mem || (zpv->alt_mem && dnnl_memory_desc_equal(&zpv->alt_md, &zmd)) ? dn_as(b, zpv, &zmd) : NULL;
         if (!zm && !b->reason) {
             b->fatal = true;
-            dn_fail(b, DN_R_INPUT, "ConvInteger: x_zero_point is not computed in the partition");
+            dn_fail(b, DN_R_INPUT, "%s: the input's zero point is not computed in the partition", j->op);
         }
     }
     if (wm && (!zpv || zm)) {
@@ -613,11 +609,11 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
     dnnl_memory_t ym = NULL;
     if (wm) {
         const dnnl_memory_desc_t *ymd_pd = dn_pd_md(pd, dnnl_query_dst_md);
-        if (cast != CARVE_NONE) {
-            dn_mark_done(b, cast);
+        if (j->cast != CARVE_NONE) {
+            dn_mark_done(b, j->cast);
             ym = dn_fusion_def(b, &f, k, ymd_pd);
         } else {
-            dn_val *y = dn_def(b, yv, ymd_pd);
+            dn_val *y = dn_def(b, j->yv, ymd_pd);
             ym = y ? y->mem : NULL;
         }
     }
@@ -625,7 +621,7 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
         dnnl_primitive_desc_destroy(pd);
         if (!b->reason) {
             b->fatal = true;
-            dn_fail(b, DN_R_LIB, "ConvInteger: cannot build its memories");
+            dn_fail(b, DN_R_LIB, "%s: cannot build its memories", j->op);
         }
         return false;
     }
@@ -633,4 +629,117 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
     args[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, wm};
     args[2] = (dnnl_exec_arg_t){DNNL_ARG_DST, ym};
     return dn_step_add(b, pd, nargs, args);
+}
+
+/* The int32 destination (no Cast after): exact only below 2^24. */
+static bool q_bound(dn_builder *b, const qjob *j)
+{
+    if (b->check || j->cast != CARVE_NONE || j->cw.bound < 16777216.0)
+        return true;
+    return dn_fail(b, DN_R_INPUT,
+                   "%s: its int32 sums can reach %.0f; oneDNN converts them through float32, exact only below 2^24 "
+                   "(%s -> Cast -> Mul by a scalar is exact at any size)", j->op, j->cw.bound, j->op);
+}
+
+bool dn_op_convinteger(dn_builder *b, carve_node_id n)
+{
+    qjob j;
+    memset(&j, 0, sizeof j);
+    j.op = "ConvInteger", j.n = n, j.cast = CARVE_NONE;
+    if (!q_inputs(b, &j))
+        return false;
+    dn_val *x = j.x, *w = j.w;
+    if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+        return dn_fail(b, DN_R_INPUT, "ConvInteger: x has rank %d and w rank %d; oneDNN takes 1 to 3 spatial dims",
+                       x->rank, w->rank);
+    if (dn_attr_i(b, n, "group", 1) != 1)
+        return dn_fail(b, DN_R_ATTR, "ConvInteger: group %lld; the onednn backend takes group 1",
+                       (long long)dn_attr_i(b, n, "group", 1));
+    if (w->dims[1] != x->dims[1])
+        return dn_fail(b, DN_R_INPUT, "ConvInteger: w has %lld input channels, x %lld", (long long)w->dims[1],
+                       (long long)x->dims[1]);
+    dn_val yt;
+    memset(&yt, 0, sizeof yt);
+    yt.rank = j.ynd;
+    memcpy(yt.dims, j.ydims, sizeof yt.dims);
+    dn_spatial s;
+    s.k = x->rank - 2;
+    for (int d = 0; d < s.k; d++)
+        s.kernel[d] = w->dims[2 + d];
+    if (!dn_read_spatial(b, n, x, &yt, false, &s) || !ci_weights(b, n, w, false, &j.cw))
+        return false;
+    if (!b->check)
+        j.cast = cast_of(b, j.yv);
+    if (!q_bound(b, &j)) {
+        ci_free(&j.cw);
+        return false;
+    }
+    bool fused = b->check || j.cast != CARVE_NONE; /* check mode: the fused form (f32) is asked */
+    dnnl_dims_t xd, wd;
+    memcpy(xd, x->dims, sizeof xd);
+    memcpy(wd, w->dims, sizeof wd);
+    xd[1] = wd[1] = (dnnl_dim_t)(j.cw.ic + j.cw.n_extra);
+    /* channels last: the gather's layout (and the one oneDNN's int8
+     * kernels prefer) */
+    static const dnnl_format_tag_t cl[6] = {0, 0, 0, dnnl_acb, dnnl_acdb, dnnl_acdeb};
+    dnnl_memory_desc_t xmd, wany, wplain, ymd;
+    dnnl_memory_desc_init_by_tag(&j.xkl, x->nd, x->dims, dn_dt(j.xt), cl[x->nd]);
+    dnnl_memory_desc_init_by_tag(&xmd, x->nd, xd, dn_dt(j.xt), j.cw.n_extra ? cl[x->nd] : dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_tag(&wany, x->nd, wd, dnnl_s8, dnnl_format_tag_any);
+    dn_plain_md_dt(&wplain, x->nd, wd, dnnl_s8);
+    dnnl_memory_desc_init_by_tag(&ymd, j.ynd, j.ydims, fused ? dnnl_f32 : dnnl_s32, dnnl_format_tag_any);
+    dnnl_convolution_desc_t desc;
+    dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&desc, dnnl_forward_inference,
+                                                                  dnnl_convolution_direct, &xmd, &wany, NULL, &ymd,
+                                                                  s.strides, s.dil, s.pl, s.pr);
+    if (st != dnnl_success) {
+        ci_free(&j.cw);
+        return dn_dnnl_fail(b, st, "an int8 convolution");
+    }
+    return q_finish(b, &j, &desc, &wplain);
+}
+
+bool dn_op_matmulinteger(dn_builder *b, carve_node_id n)
+{
+    qjob j;
+    memset(&j, 0, sizeof j);
+    j.op = "MatMulInteger", j.n = n, j.mm = true, j.cast = CARVE_NONE;
+    if (!q_inputs(b, &j))
+        return false;
+    dn_val *x = j.x, *w = j.w;
+    if (w->rank != 2 || x->rank < 2 || x->rank > 4 || x->dims[x->rank - 1] != w->dims[0] || j.ynd != x->rank)
+        return dn_fail(b, DN_R_INPUT, "MatMulInteger: A of rank %d and B of rank %d; the onednn backend takes A [..., "
+                                      "M, K] (rank 2 to 4) and a 2-D B [K, N]", x->rank, w->rank);
+    if (!ci_weights(b, n, w, true, &j.cw))
+        return false;
+    if (!b->check)
+        j.cast = cast_of(b, j.yv);
+    if (!q_bound(b, &j)) {
+        ci_free(&j.cw);
+        return false;
+    }
+    bool fused = b->check || j.cast != CARVE_NONE;
+    int nd = x->rank;
+    size_t kx = j.cw.ic + j.cw.n_extra, nn = j.cw.oc;
+    dnnl_dims_t xd, wd, ws;
+    memcpy(xd, x->dims, sizeof xd);
+    xd[nd - 1] = (dnnl_dim_t)kx;
+    /* B seen as [1.., K + extra, N] over the buffer [N][K + extra] */
+    for (int d = 0; d < nd; d++)
+        wd[d] = 1, ws[d] = (dnnl_dim_t)(kx * nn);
+    wd[nd - 2] = (dnnl_dim_t)kx, wd[nd - 1] = (dnnl_dim_t)nn;
+    ws[nd - 2] = 1, ws[nd - 1] = (dnnl_dim_t)kx;
+    dnnl_memory_desc_t xmd, wany, wplain, ymd;
+    dn_plain_md_dt(&j.xkl, nd, x->dims, dn_dt(j.xt));
+    dn_plain_md_dt(&xmd, nd, xd, dn_dt(j.xt));
+    dnnl_memory_desc_init_by_tag(&wany, nd, wd, dnnl_s8, dnnl_format_tag_any);
+    dnnl_memory_desc_init_by_strides(&wplain, nd, wd, dnnl_s8, ws);
+    dn_plain_md_dt(&ymd, nd, j.ydims, fused ? dnnl_f32 : dnnl_s32);
+    dnnl_matmul_desc_t desc;
+    dnnl_status_t st = dnnl_matmul_desc_init(&desc, &xmd, &wany, NULL, &ymd);
+    if (st != dnnl_success) {
+        ci_free(&j.cw);
+        return dn_dnnl_fail(b, st, "an int8 matmul");
+    }
+    return q_finish(b, &j, &desc, &wplain);
 }
