@@ -391,6 +391,10 @@ static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, bool mm,
                 if (q > 127) {
                     free(wp);
                     free(need);
+                    free(o->w);
+                    free(o->extra);
+                    o->w = NULL;
+                    o->extra = NULL;
                     return dn_fail(b, DN_R_INPUT,
                                    "%s: weight %d minus zero point is %d (output %s %zu); the onednn backend splits "
                                    "w - z_w into two int8 terms, which reach -256..254",
@@ -402,6 +406,10 @@ static bool ci_weights(dn_builder *b, carve_node_id n, const dn_val *w, bool mm,
     free(wp);
     free(need);
     if (!ok) {
+        free(o->w);
+        free(o->extra);
+        o->w = NULL;
+        o->extra = NULL;
         b->fatal = true;
         return dn_fail(b, DN_R_LIB, "out of memory");
     }
