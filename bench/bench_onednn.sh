@@ -51,7 +51,7 @@ run() {
   rm -rf "$dir"
 }
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown); OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
-echo "backend: $("$CARVE" targets 2>/dev/null | grep -m1 -i 'onednn' || echo onednn)"
+echo "backend: $("$CARVE" targets 2>/dev/null | grep -m1 'onednn (oneDNN' | sed 's/^ *//' || echo onednn)"
 # oneDNN names the instruction set it dispatches to in its verbose header.
 isa_dir=$(mktemp -d)
 "$CARVE" lower "$CACHE/ocr-models-1.4.2/package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx" --target onednn \

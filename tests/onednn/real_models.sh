@@ -15,13 +15,12 @@ SET=${3:-light}
 models() {
   local name rel args
   while IFS='|' read -r name rel args; do
+    # imgly small quantizes its activations at run time (DynamicQuantizeLinear
+    # -> ConvInteger -> Cast -> Mul): all 965 nodes in one partition, every
+    # value bit-identical to the reference but the six Sigmoid outputs (last
+    # bit: measured max abs error 1.2e-7): check's default tolerance.
     case $name in
       imgly_medium) continue ;;
-      # imgly small quantizes its activations at run time (DynamicQuantizeLinear
-      # on CPU, then ConvInteger): oneDNN's last-bit differences move some
-      # values across a quantization step, which the following layers carry
-      # (measured: max abs error 0.0403 on input.1252, 0.00699 on the mask).
-      imgly_small) args="$args --atol 0.05 --rtol 1e-3" ;;
     esac
     printf '%s|%s|%s\n' "$name" "$rel" "$args"
   done < <(DET_SIDE=640 REC_WIDTH=320 real_models "$SET")

@@ -89,15 +89,19 @@ TEST(dtype_and_int8_refused)
     carve_value_id x = carve_graph_add_input(t.m, t.g, "x", CARVE_INT32, 1, d);
     carve_value_id y = dt_op2(&t, "Add", x, x);
     dt_output(&t, y);
-    /* integer ops: int8 goes through QDQ node units (test_int8.c) */
+    /* QLinear ops: int8 goes through QDQ node units (test_int8.c);
+     * ConvInteger / MatMulInteger are taken (test_dynq.c) */
     carve_value_id a = dt_input_int(&t, "a", CARVE_UINT8, 2, D(2, 4), 0, 255, false);
     uint8_t bv[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
     carve_value_id bm = dt_const_data(&t, "b", CARVE_UINT8, 2, D(4, 3), bv, 12);
-    carve_node_id q = dt_node(&t, "MatMulInteger", 2, IDS(a, bm), 1);
+    float one = 1.0f;
+    uint8_t z = 0;
+    carve_value_id sc = dt_const_f32(&t, "s", 1, &one), zp = dt_const_data(&t, "z", CARVE_UINT8, 0, NULL, &z, 1);
+    carve_node_id q = dt_node(&t, "QLinearMatMul", 8, IDS(a, sc, zp, bm, sc, zp, sc, zp), 1);
     dt_output(&t, carve_node_output(t.m, q, 0));
     REQUIRE(dt_finish(&t));
     DT_REFUSED(&t, carve_value_producer(t.m, y), "unsupported_dtype", "int32");
-    DT_REFUSED(&t, q, "unsupported_dtype", "MatMulInteger: the onednn backend takes int8 as QDQ node units");
+    DT_REFUSED(&t, q, "unsupported_dtype", "QLinearMatMul: the onednn backend takes int8 as QDQ node units");
     dt_free(&t);
 }
 

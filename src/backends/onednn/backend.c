@@ -66,6 +66,10 @@ static const struct {
     {"Pow", dn_op_eltwise},
     {"DequantizeLinear", dn_op_dequantize},
     {"QuantizeLinear", dn_op_quantize},
+    {"DynamicQuantizeLinear", dn_op_dynquant},
+    {"ConvInteger", dn_op_convinteger},
+    {"MatMulInteger", dn_op_matmulinteger},
+    {"Cast", dn_op_cast},
 };
 
 dn_op_fn dn_op_find(const char *op)
@@ -103,8 +107,9 @@ static void set_threads(void) { omp_set_num_threads(carve_get_threads()); }
 bool dn_check_tensors(dn_builder *b, carve_node_id n)
 {
     dn_op_fn fn = dn_op_find(carve_node_op(b->m, n));
-    if (fn == dn_op_dequantize || fn == dn_op_quantize)
-        return true; /* ops_qdq.c checks its own */
+    if (fn == dn_op_dequantize || fn == dn_op_quantize || fn == dn_op_dynquant || fn == dn_op_convinteger ||
+        fn == dn_op_matmulinteger || fn == dn_op_cast)
+        return true; /* ops_qdq.c and ops_dynq.c check their own */
     for (int pass = 0; pass < 2; pass++) {
         size_t cnt = pass ? carve_node_output_count(b->m, n) : carve_node_input_count(b->m, n);
         for (size_t i = 0; i < cnt; i++) {
@@ -161,7 +166,7 @@ static const char *supports_node(void *user, const carve_model *m, carve_node_id
         return DN_R_OP;
     }
     /* op-list: data: this backend's own mapping of ONNX ops to oneDNN primitives (what a plugin declares) */
-    static const char *const int8_ops[] = {"QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger"};
+    static const char *const int8_ops[] = {"QLinearConv", "QLinearMatMul"};
     for (size_t i = 0; i < sizeof int8_ops / sizeof *int8_ops; i++)
         if (!strcmp(op, int8_ops[i]))
             return int8_reason(msg, msg_size, op);
@@ -209,6 +214,9 @@ static void prog_free(dn_prog *p)
         dnnl_memory_destroy(p->mems[i]);
     if (p->stream)
         dnnl_stream_destroy(p->stream);
+    for (size_t i = 0; i < p->n_steps; i++)
+        free(p->steps[i].ctx);
+    dn_pool_free(p);
     free(p->steps);
     free(p->prims);
     free(p->mems);
@@ -334,9 +342,9 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
     for (size_t i = 0; i < n_in; i++) {
         carve_value_id v = carve_graph_input(m, g, i);
         carve_dtype dt = carve_value_dtype(m, v);
-        if (dt != CARVE_FLOAT && dt != CARVE_UINT8 && dt != CARVE_INT8) {
+        if (dt != CARVE_FLOAT && dt != CARVE_UINT8 && dt != CARVE_INT8 && dt != CARVE_INT32) {
             snprintf(b.msg, sizeof b.msg,
-                     "partition input '%s' is %s; the onednn backend takes float32 (uint8 and int8 into QDQ units)",
+                     "partition input '%s' is %s; the onednn backend takes float32, uint8, int8 and int32",
                      carve_value_name(m, v), carve_dtype_name(dt));
             b.reason = DN_R_DTYPE;
             rc = refuse(&b, refusal);
@@ -383,8 +391,12 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
             goto out;
         }
         dn_plain_md_dt(&md, x->nd, x->dims, x->md.data_type);
-        p->out_dt[i] = x->md.data_type == dnnl_u8 ? CARVE_UINT8 : x->md.data_type == dnnl_s8 ? CARVE_INT8 : CARVE_FLOAT;
-        if (x->md.data_type != dnnl_f32 && x->md.data_type != dnnl_u8 && x->md.data_type != dnnl_s8) {
+        p->out_dt[i] = x->md.data_type == dnnl_u8   ? CARVE_UINT8
+                       : x->md.data_type == dnnl_s8 ? CARVE_INT8
+                       : x->md.data_type == dnnl_s32 ? CARVE_INT32
+                                                     : CARVE_FLOAT;
+        if (x->md.data_type != dnnl_f32 && x->md.data_type != dnnl_u8 && x->md.data_type != dnnl_s8 &&
+            x->md.data_type != dnnl_s32) {
             b.fatal = true;
             dn_fail(&b, DN_R_LIB, "partition output '%s' has an unexpected oneDNN data type", carve_value_name(m, v));
             rc = refuse(&b, refusal);
@@ -401,6 +413,12 @@ static carve_status compile(void *user, const carve_backend_partition *part, voi
             rc = refuse(&b, refusal);
             goto out;
         }
+    }
+    if (!dn_pool_finish(&b)) {
+        b.fatal = true;
+        dn_fail(&b, DN_R_LIB, "out of memory placing the partition's buffers");
+        rc = refuse(&b, refusal);
+        goto out;
     }
     *handle = p;
     p = NULL;
@@ -444,8 +462,12 @@ static carve_status run(void *user, void *handle, carve_tensor *const *inputs, s
         dnnl_exec_arg_t a[2] = {{DNNL_ARG_SRC, p->in_user[i]}, {DNNL_ARG_DST, p->in_mem[i]}};
         st = dnnl_primitive_execute(p->in_reorder[i], p->stream, 2, a);
     }
-    for (size_t s = 0; s < p->n_steps && st == dnnl_success; s++)
-        st = dnnl_primitive_execute(p->steps[s].prim, p->stream, p->steps[s].nargs, p->steps[s].args);
+    for (size_t s = 0; s < p->n_steps && st == dnnl_success; s++) {
+        if (p->steps[s].host) /* the CPU stream has run every step before it */
+            p->steps[s].host(p->steps[s].ctx);
+        else
+            st = dnnl_primitive_execute(p->steps[s].prim, p->stream, p->steps[s].nargs, p->steps[s].args);
+    }
     for (size_t i = 0; i < p->n_out && st == dnnl_success; i++) {
         outputs[i] = carve_tensor_new(p->out_dt[i], p->out_rank[i], p->out_dims[i]);
         if (!outputs[i]) {

@@ -128,6 +128,10 @@ dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *hand
         nomem(b);
         return NULL;
     }
+    if (handle == DNNL_MEMORY_ALLOCATE && !b->no_pool && !(handle = dn_pool_alloc(b, md))) {
+        nomem(b);
+        return NULL;
+    }
     dnnl_memory_t mem = NULL;
     dnnl_status_t st = dnnl_memory_create(&mem, md, b->eng, handle);
     if (st != dnnl_success) {
@@ -140,7 +144,9 @@ dnnl_memory_t dn_mem_new(dn_builder *b, const dnnl_memory_desc_t *md, void *hand
 
 dnnl_memory_t dn_const_mem(dn_builder *b, const dnnl_memory_desc_t *md, const void *data)
 {
+    b->no_pool++;
     dnnl_memory_t mem = dn_mem_new(b, md, DNNL_MEMORY_ALLOCATE);
+    b->no_pool--;
     if (!mem)
         return NULL;
     void *h = NULL;
@@ -308,7 +314,9 @@ dnnl_memory_t dn_as(dn_builder *b, dn_val *v, const dnnl_memory_desc_t *md)
         dn_dnnl_fail(b, st, "a reorder");
         return NULL;
     }
+    b->no_pool += v->is_const; /* a constant's copy is filled now */
     dnnl_memory_t dst = dn_mem_new(b, md, DNNL_MEMORY_ALLOCATE);
+    b->no_pool -= v->is_const;
     if (!dst) {
         dnnl_primitive_desc_destroy(pd);
         return NULL;
@@ -377,9 +385,30 @@ bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_
         return dn_dnnl_fail(b, st, "a primitive");
     p->prims[p->n_prims++] = prim;
     dn_step *s = &p->steps[p->n_steps++];
+    memset(s, 0, sizeof *s);
     s->prim = prim;
     s->nargs = nargs;
     memcpy(s->args, args, (size_t)nargs * sizeof *args);
+    return true;
+}
+
+bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx, int n, const dnnl_memory_t *mems)
+{
+    if (b->check) {
+        free(ctx);
+        return true;
+    }
+    dn_prog *p = b->p;
+    if (!grow((void **)&p->steps, &p->cap_steps, p->n_steps + 1, sizeof *p->steps)) {
+        free(ctx);
+        return nomem(b);
+    }
+    dn_step *s = &p->steps[p->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->host = fn;
+    s->ctx = ctx;
+    for (int i = 0; i < n && i < DN_MAX_ARGS; i++) /* for the pool's liveness */
+        s->args[s->nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SRC, mems[i]};
     return true;
 }
 
@@ -510,11 +539,38 @@ bool dn_md_is_plain(const dnnl_memory_desc_t *md)
     return dnnl_memory_desc_equal(&p, md) != 0;
 }
 
+bool dn_last_reader(const dn_builder *b, carve_value_id v, carve_node_id reader)
+{
+    if (b->check || reader == CARVE_NONE)
+        return false;
+    for (size_t i = 0; i < carve_graph_output_count(b->m, b->g); i++)
+        if (carve_graph_output(b->m, b->g, i) == v)
+            return false;
+    bool reads = false;
+    for (size_t k = 0; k < b->n_nodes; k++) {
+        carve_node_id n = b->nodes[k];
+        size_t uses = 0;
+        for (size_t i = 0; i < carve_node_input_count(b->m, n); i++)
+            uses += carve_node_input(b->m, n, i) == v;
+        if (!uses)
+            continue;
+        if (n == reader) {
+            reads = true;
+            continue;
+        }
+        /* another reader: built already, and no view (a reshape's output
+         * shares v's buffer and may be read later) */
+        if ((k >= b->cur && !b->done[k]) || dn_op_find(carve_node_op(b->m, n)) == dn_op_reshape)
+            return false;
+    }
+    return reads;
+}
+
 dn_val *dn_def_inplace(dn_builder *b, carve_value_id v, dn_val *src, carve_node_id reader,
                        const dnnl_memory_desc_t *md)
 {
     if (b->check || !src || src->is_const || src->is_view || !src->mem || !dnnl_memory_desc_equal(md, &src->md) ||
-        dn_sole_consumer(b, src->id) != reader)
+        !dn_last_reader(b, src->id, reader))
         return dn_def(b, v, md);
     dn_val *y = dn_def(b, v, NULL);
     if (!y)

@@ -43,11 +43,26 @@ typedef struct dn_val {
     dnnl_memory_t alt_mem;
 } dn_val;
 
+/* A step on the host between primitives (the CPU stream runs them in
+ * order): a DynamicQuantizeLinear's range, a gather of input channels. ctx
+ * is malloc'd and owned by the program. */
+typedef void (*dn_host_fn)(void *ctx);
+
 typedef struct dn_step {
-    dnnl_primitive_t prim;
+    dnnl_primitive_t prim; /* NULL: host */
+    dn_host_fn host;
+    void *ctx;
     int nargs;
     dnnl_exec_arg_t args[DN_MAX_ARGS];
 } dn_step;
+
+/* A buffer of the pool (pool.c): one value's memory and its aliases. */
+typedef struct dn_buf {
+    char *ptr; /* its own allocation while compiling */
+    size_t size, off;
+    int first, last; /* the steps using it (-1: none yet) */
+    bool keep;       /* written at compile time (a constant): never shared */
+} dn_buf;
 
 /* A compiled partition (the backend's handle). */
 typedef struct dn_prog {
@@ -66,6 +81,12 @@ typedef struct dn_prog {
     dnnl_memory_t *out_user, *out_mem;
     dnnl_primitive_t *out_reorder;
     carve_dtype *in_dt, *out_dt; /* float32, or uint8 / int8 at QDQ units */
+    /* The values' buffers: allocated one by one while compiling, then
+     * packed into one arena by liveness (pool.c). */
+    dn_buf *bufs;
+    size_t n_bufs, cap_bufs;
+    char *arena;
+    size_t arena_size, bufs_total;
     int *out_rank;
     int64_t (*out_dims)[CARVE_MAX_RANK];
 } dn_prog;
@@ -86,6 +107,7 @@ typedef struct dn_builder {
     char msg[512];
     carve_node_id fail_node;
     bool fatal;             /* an error (allocation...), not a refusal */
+    int no_pool;            /* > 0: new memories hold constants (filled now) */
 } dn_builder;
 
 /* Reason codes (docs/report.md; the library's own refusals are
@@ -113,7 +135,11 @@ bool dn_has_in(const dn_builder *b, carve_node_id n, size_t i);
 dn_val *dn_out(dn_builder *b, carve_node_id n, size_t i, const dnnl_memory_desc_t *md);
 /* Defines value v in layout md (NULL: plain). */
 dn_val *dn_def(dn_builder *b, carve_value_id v, const dnnl_memory_desc_t *md);
-/* Defines v in layout md in src's buffer when only reader reads src and
+/* Whether reader reads v and is its last reader: v is no body output and
+ * every other node reading it is built already (none a reshape, whose
+ * output shares v's buffer): v's buffer may then be written in place. */
+bool dn_last_reader(const dn_builder *b, carve_value_id v, carve_node_id reader);
+/* Defines v in layout md in src's buffer when reader is its last reader and
  * src is neither a constant nor a view (oneDNN's eltwise and binary work
  * in place); else in a buffer of its own. */
 dn_val *dn_def_inplace(dn_builder *b, carve_value_id v, dn_val *src, carve_node_id reader,
@@ -141,6 +167,18 @@ bool dn_pd(dn_builder *b, const void *op_desc, const_dnnl_primitive_attr_t attr,
 /* Adds a step running pd's primitive with args (destroys pd). In check
  * mode only destroys pd. */
 bool dn_step_add(dn_builder *b, dnnl_primitive_desc_t pd, int nargs, const dnnl_exec_arg_t *args);
+/* Adds a host step reading and writing the n memories mems (check mode:
+ * frees ctx). */
+bool dn_step_host(dn_builder *b, dn_host_fn fn, void *ctx, int n, const dnnl_memory_t *mems);
+
+/* ---- pool.c: buffers shared by values whose lives do not overlap */
+/* A buffer of the pool for a new memory of md (NULL: out of memory). */
+void *dn_pool_alloc(dn_builder *b, const dnnl_memory_desc_t *md);
+/* After the whole program is built: each buffer's first and last step,
+ * offsets in one arena, every memory moved there; the compile-time
+ * buffers freed. */
+bool dn_pool_finish(dn_builder *b);
+void dn_pool_free(dn_prog *p);
 /* The end of an op with one source: the primitive descriptor of op_desc
  * (st: its init's status, what names it in a refusal), yv defined in the
  * destination layout oneDNN picks, the step SRC src -> DST yv plus n_extra
@@ -319,6 +357,12 @@ bool dn_q8_weights(dn_builder *b, dn_q8 *u);
 dnnl_memory_t dn_q8_def(dn_builder *b, dn_q8 *u, const dnnl_memory_desc_t *md);
 /* Whether oneDNN's ISA has VNNI (exact u8 x s8 sums). */
 bool dn_isa_vnni(void);
+
+/* ---- ops_dynq.c: dynamically quantized models (docs/onednn.md#dynamic-int8) */
+bool dn_op_dynquant(dn_builder *b, carve_node_id n);
+bool dn_op_convinteger(dn_builder *b, carve_node_id n);
+bool dn_op_matmulinteger(dn_builder *b, carve_node_id n);
+bool dn_op_cast(dn_builder *b, carve_node_id n);
 
 /* ---- backend.c */
 const carve_backend *cv_onednn_backend(void);

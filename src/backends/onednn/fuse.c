@@ -355,7 +355,7 @@ dnnl_memory_t dn_fusion_def(dn_builder *b, const dn_fusion *f, size_t k, const d
         return y ? y->mem : NULL;
     }
     dn_val *o = dn_find(b, addend->id);
-    if (!o->is_const && !o->is_view && dn_sole_consumer(b, o->id) == add && dnnl_memory_desc_equal(&o->md, md)) {
+    if (!o->is_const && !o->is_view && dn_last_reader(b, o->id, add) && dnnl_memory_desc_equal(&o->md, md)) {
         dn_val *y = dn_def(b, end, NULL); /* in place: the addend's buffer becomes the output */
         if (!y)
             return NULL;

@@ -5,6 +5,7 @@
  * rules give other source positions than oneDNN's).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dn.h"
@@ -217,6 +218,130 @@ static int64_t onnx_nearest(const char *nm, double x)
 
 static int64_t clampi(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
 
+/* 2-D linear Resize as a host step, to the bit the reference's
+ * (src/ops/k_resize.c, bilinear_f32: onnxruntime's float32 roundings):
+ * oneDNN's resampling weighs the same source pixels but rounds in another
+ * order, and a dynamically quantized model turns a last bit into another
+ * quantized step (imgly small drifted 0.31 at its decoder). Per output
+ * pixel w11 X11 + w12 X12 + w21 X21 + w22 X22 summed in that order, each
+ * weight the product of the two axis weights, the source coordinate in
+ * float32 clamped into [0, in - 1]. */
+typedef struct bl_tap {
+    int64_t i1, i2;
+    float w1, w2;
+} bl_tap;
+
+typedef struct bl_ctx {
+    dnnl_memory_t x, y;
+    int64_t n, c, ih, iw, oh, ow;
+    bool nhwc;
+    bl_tap *ty, *tx; /* in the same allocation */
+} bl_ctx;
+
+/* The source coordinate as k_resize.c's orig_coord_f32 computes it. */
+static float bl_coord(ct_mode ct, int64_t xo, float s, int64_t in, int64_t out, double len)
+{
+    float x = (float)xo, fin = (float)in;
+    if (s == 1.0f && ct != CT_TFNN)
+        return x;
+    switch (ct) {
+    case CT_HALF: return (x + 0.5f) / s - 0.5f;
+    case CT_HALF_SYM: {
+        float adj = (float)out / (s * fin);
+        float off = fin / 2 * (1 - adj);
+        return (float)((double)off + ((double)x + 0.5) / (double)s - 0.5);
+    }
+    case CT_PYTORCH: return len > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
+    case CT_ALIGN: return len == 1 ? 0.0f : x * (fin - 1) / ((float)len - 1);
+    case CT_ASYM: return x / s;
+    case CT_TFNN: return (x + 0.5f) / s;
+    default: return x;
+    }
+}
+
+static void bl_taps(ct_mode ct, float s, int64_t in, int64_t out, double len, bl_tap *t)
+{
+    float last = (float)(in - 1);
+    for (int64_t xo = 0; xo < out; xo++) {
+        float c = bl_coord(ct, xo, s, in, out, len);
+        if (!(c > 0))
+            c = 0;
+        if (c > last)
+            c = last;
+        int64_t i1 = (int64_t)c;
+        if (i1 > in - 1)
+            i1 = in - 1;
+        int64_t i2 = i1 + 1 < in ? i1 + 1 : in - 1;
+        t[xo].i1 = i1, t[xo].i2 = i2;
+        if (i1 == i2)
+            t[xo].w1 = t[xo].w2 = 0.5f;
+        else
+            t[xo].w1 = fabsf(c - (float)i2), t[xo].w2 = fabsf(c - (float)i1);
+    }
+}
+
+static void bl_run(void *vctx)
+{
+    const bl_ctx *c = vctx;
+    void *hx = NULL, *hy = NULL;
+    dnnl_memory_get_data_handle(c->x, &hx);
+    dnnl_memory_get_data_handle(c->y, &hy);
+    const float *src = hx;
+    float *dst = hy;
+    /* planes: n x c (nchw) or n (nhwc, inner c) */
+    int64_t planes = c->nhwc ? c->n : c->n * c->c, inner = c->nhwc ? c->c : 1;
+    int64_t ih = c->ih, iw = c->iw, oh = c->oh, ow = c->ow;
+    long rows = (long)(planes * oh);
+#pragma omp parallel for
+    for (long r = 0; r < rows; r++) {
+        int64_t p = r / oh, y = r % oh;
+        const float *s = src + p * ih * iw * inner;
+        float *o = dst + (p * oh + y) * ow * inner;
+        const float *r1 = s + c->ty[y].i1 * iw * inner, *r2 = s + c->ty[y].i2 * iw * inner;
+        float wy1 = c->ty[y].w1, wy2 = c->ty[y].w2;
+        for (int64_t x = 0; x < ow; x++, o += inner) {
+            const bl_tap *t = &c->tx[x];
+            float c11 = t->w1 * wy1, c12 = t->w2 * wy1, c21 = t->w1 * wy2, c22 = t->w2 * wy2;
+            const float *a11 = r1 + t->i1 * inner, *a12 = r1 + t->i2 * inner;
+            const float *a21 = r2 + t->i1 * inner, *a22 = r2 + t->i2 * inner;
+            /* vectorized across channels; each element's operations and
+             * their order stay the reference's */
+#pragma omp simd
+            for (int64_t k = 0; k < inner; k++)
+                o[k] = c11 * a11[k] + c12 * a12[k] + c21 * a21[k] + c22 * a22[k];
+        }
+    }
+}
+
+/* x [N, C, H, W] -> yv [N, C, oh, ow], nchw or nhwc (x's layout when it is
+ * one of those, else nhwc). */
+static bool bl_build(dn_builder *b, dn_val *x, carve_value_id yv, const dnnl_dims_t yd, ct_mode ct, const float *fs,
+                     const double *len)
+{
+    dnnl_memory_desc_t nhwc, nchw;
+    dnnl_memory_desc_init_by_tag(&nhwc, 4, x->dims, dnnl_f32, dnnl_acdb);
+    dnnl_memory_desc_init_by_tag(&nchw, 4, x->dims, dnnl_f32, dnnl_abcd);
+    bool cl = !dnnl_memory_desc_equal(&x->md, &nchw);
+    dnnl_memory_desc_t ymd;
+    dnnl_memory_desc_init_by_tag(&ymd, 4, yd, dnnl_f32, cl ? dnnl_acdb : dnnl_abcd);
+    bl_ctx *c = calloc(1, sizeof *c + (size_t)(yd[2] + yd[3]) * sizeof(bl_tap));
+    dnnl_memory_t xm = c ? dn_as(b, x, cl ? &nhwc : &nchw) : NULL;
+    dn_val *y = xm ? dn_def(b, yv, &ymd) : NULL;
+    if (!y) {
+        free(c);
+        b->fatal = true;
+        return dn_fail(b, DN_R_LIB, "out of memory (Resize)");
+    }
+    c->x = xm, c->y = y->mem, c->nhwc = cl;
+    c->n = x->dims[0], c->c = x->dims[1], c->ih = x->dims[2], c->iw = x->dims[3], c->oh = yd[2], c->ow = yd[3];
+    c->ty = (bl_tap *)(c + 1);
+    c->tx = c->ty + yd[2];
+    bl_taps(ct, fs[2], c->ih, c->oh, len[2], c->ty);
+    bl_taps(ct, fs[3], c->iw, c->ow, len[3], c->tx);
+    dnnl_memory_t used[2] = {xm, y->mem};
+    return dn_step_host(b, bl_run, c, 2, used);
+}
+
 bool dn_op_resize(dn_builder *b, carve_node_id n)
 {
     int64_t opset = carve_model_opset(b->m, "");
@@ -305,6 +430,15 @@ bool dn_op_resize(dn_builder *b, carve_node_id n)
     }
     dnnl_memory_desc_t ymd;
     dn_any_md(&ymd, r, yd);
+    if (linear && r == 4 && !b->check) {
+        float fs[4];
+        double len[4];
+        for (int d = 2; d < 4; d++) {
+            fs[d] = have_scales ? sc[d] : (float)yd[d] / (float)x->dims[d];
+            len[d] = have_scales ? (double)x->dims[d] * (double)sc[d] : (double)yd[d];
+        }
+        return bl_build(b, x, yv, yd, ct, fs, len);
+    }
     dnnl_resampling_desc_t d;
     dnnl_status_t st = dnnl_resampling_forward_desc_init(&d, dnnl_forward_inference,
                                                          linear ? dnnl_resampling_linear : dnnl_resampling_nearest,

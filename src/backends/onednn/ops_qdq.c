@@ -478,7 +478,9 @@ bool dn_op_dequantize(dn_builder *b, carve_node_id n)
     if (!q)
         return qdq_standalone(b, n, &p, false);
     /* A constant: dequantized now, as the reference does, (q - zp) * s. */
+    b->no_pool++;
     dn_val *y = dn_out(b, n, 0, NULL);
+    b->no_pool--;
     if (!y || b->check)
         return y != NULL || b->check;
     y->is_const = true;
