@@ -34,6 +34,7 @@ extern ProtobufCAllocator cv_pb_allocator;
  * failed (protobuf-c reports it only as a failed unpack). */
 typedef struct cv_pb_bump {
     struct pb_chunk *head;
+    size_t grow; /* size of the next chunk */
     bool failed;
 } cv_pb_bump;
 ProtobufCAllocator cv_pb_bump_allocator(cv_pb_bump *b);
