@@ -116,6 +116,16 @@ carve_status cv_input_map(carve_ctx *ctx, const char *path, const char *what, ui
     return CARVE_OK;
 }
 
+void cv_input_populate(const cv_input *in)
+{
+#ifdef MADV_POPULATE_READ
+    if (in->map)
+        (void)madvise(in->map, in->map_len, MADV_POPULATE_READ); /* advice: failing changes nothing */
+#else
+    (void)in;
+#endif
+}
+
 void cv_input_unmap(cv_input *in)
 {
     if (in->map)

@@ -195,7 +195,7 @@ static carve_status tensor_data(imp *im, const Onnx__TensorProto *tp, cv_tensor 
                             carve_dtype_name(t->dtype), t->rank ? " of its shape" : "", want);
         /* A big block of its own stays where decoding put it: the model
          * takes the block over instead of copying it. */
-        void *blk = im->bump && want > (1u << 18) ? cv_pb_bump_detach(im->bump, tp->raw_data.data) : NULL;
+        void *blk = im->bump && want >= ((size_t)2 << 20) ? cv_pb_bump_detach(im->bump, tp->raw_data.data) : NULL;
         if (blk) {
             void **owned = cv_realloc(M->owned, (M->n_owned + 1) * sizeof *owned);
             if (!owned) {
@@ -839,6 +839,7 @@ carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve
                         "%s: %zu bytes, above protobuf's 2 GiB limit for a model (large tensors go in external data)",
                         path, size);
     }
+    cv_input_populate(&in); /* the decoder reads every byte */
     char dirbuf[PATH_MAX];
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
     const char *base = opts && opts->base_dir ? opts->base_dir : dirname(dirbuf);

@@ -39,7 +39,7 @@ typedef struct cv_pb_bump {
 } cv_pb_bump;
 ProtobufCAllocator cv_pb_bump_allocator(cv_pb_bump *b);
 void cv_pb_bump_free(cv_pb_bump *b);
-/* When `data` is a big block of its own (over 256 KiB), takes it out of b
+/* When `data` is a big block of its own (2 MiB and more), takes it out of b
  * and returns the cv_malloc'd block that holds it (the caller frees that,
  * and data stays valid till then); NULL otherwise. */
 void *cv_pb_bump_detach(cv_pb_bump *b, const void *data);

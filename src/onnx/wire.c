@@ -36,7 +36,7 @@ typedef struct pb_chunk {
     void *block; /* the cv_malloc'd block holding this header and data */
     size_t cap, used;
     size_t pinned; /* bytes of tensor data that would rather stay here than be copied */
-    bool alone; /* one big block (over 256 KiB): a tensor's raw_data can keep it */
+    bool alone; /* one big block (2 MiB and more): a tensor's raw_data can keep it */
     max_align_t data[];
 } pb_chunk;
 
@@ -69,7 +69,9 @@ static void *bump_alloc(void *u, size_t n)
     n = (n + 15) & ~(size_t)15;
     pb_chunk *c = b->head;
     if (!c || c->cap - c->used < n) {
-        bool alone = n > (1u << 18);
+        /* a block of its own (which a tensor can keep) only from 2 MiB:
+         * smaller ones share the growing chunks' huge pages */
+        bool alone = n >= HUGE_PAGE;
         if (!alone && b->grow < (1u << 20))
             b->grow = 1u << 20;
         pb_chunk *nc = chunk_new(alone ? n : b->grow > n ? b->grow : n);
