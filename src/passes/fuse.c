@@ -91,8 +91,9 @@ static carve_status fuse_bn(cv_fold *f, carve_node_id bn, bool *changed)
     }
     if (conv || trans_b) {
         size_t blk = w->nelem / c; /* output channel = dim 0: rows */
-        for (size_t i = 0; i < w->nelem; i++)
-            nw[i] = (float)(w0[i] * s[i / blk]);
+        for (size_t k = 0, i = 0; k < c; k++) /* a row at a time: no division per weight */
+            for (size_t e = i + blk; i < e; i++)
+                nw[i] = (float)(w0[i] * s[k]);
     } else {
         for (size_t i = 0; i < w->nelem; i++) /* [K, N]: columns */
             nw[i] = (float)(w0[i] * s[i % c]);
