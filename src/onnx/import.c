@@ -1,7 +1,8 @@
 /* import.c: ONNX bytes -> carve IR.
  *
- * Order of work: unpack with protobuf-c (after a wire walk that can say where
- * bytes are broken), copy model fields, import the main graph (values first,
+ * Order of work: decode (decode.c; what it declines is unpacked by
+ * protobuf-c after a wire walk that can say where bytes are broken), copy
+ * model fields, import the main graph (values first,
  * then subgraphs, then input references, so a subgraph can read an outer
  * value defined by a node later in the file), name nodes, sort every graph
  * topologically, verify. */
@@ -776,15 +777,24 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
     const char *who = source ? source : "model";
     if (size == 0)
         return cv_error(ctx, CARVE_ERR_PARSE, "%s: empty input, not an ONNX model", who);
-    /* The wire walk comes first: it says where bytes are broken, and it
-     * refuses what protobuf-c lets through but cannot be written back (a
-     * field number 0 in a multi-byte key). */
-    char why[700];
-    if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
-        return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
+    /* What decode.c declines goes through the wire walk first: it says
+     * where bytes are broken, and it refuses what protobuf-c lets through
+     * but cannot be written back (a field number 0 in a multi-byte key). */
     cv_pb_bump bump = {0};
-    ProtobufCAllocator pa = cv_pb_bump_allocator(&bump);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
+    Onnx__ModelProto *mp = cv_decode_model(data, size, &bump);
+    if (!mp && bump.failed) {
+        cv_pb_bump_free(&bump);
+        return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size);
+    }
+    if (!mp) { /* not the plain case: the wire walk says what is wrong, or protobuf-c reads it */
+        cv_pb_bump_free(&bump);
+        bump = (cv_pb_bump){0};
+        char why[700];
+        if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
+            return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
+        ProtobufCAllocator pa = cv_pb_bump_allocator(&bump);
+        mp = onnx__model_proto__unpack(&pa, size, data);
+    }
     if (!mp) {
         cv_pb_bump_free(&bump);
         return bump.failed ? cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size)

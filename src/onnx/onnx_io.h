@@ -54,6 +54,14 @@ bool cv_pb_bump_keeps(cv_pb_bump *b, const void *data);
  * b holds it (taken already). */
 void *cv_pb_bump_take(cv_pb_bump *b, const void *data);
 
+/* ================================================================ decode.c */
+
+/* The model in bytes [p, p + n) decoded into protobuf-c's structs, from
+ * bump, exactly as onnx__model_proto__unpack would; NULL when the bytes are
+ * not the plain case it reads (then the wire walk and protobuf-c take
+ * over, and say what is wrong) or an allocation failed (bump->failed). */
+Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump);
+
 /* ================================================================ extdata.c */
 
 /* Maps `length` bytes at `offset` of file `location` (relative to base_dir)
