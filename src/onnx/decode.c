@@ -18,8 +18,9 @@
  * and the messages it does not read itself (training info, functions,
  * sparse tensors, segments, quantization annotations, types other than
  * tensors). So what it returns is what protobuf-c would have returned:
- * perf.decoder_matches_protobuf_c packs both and compares the bytes, on
- * every model of libonnx-testdata and the real models.
+ * decode.matches_protobuf_c (tests/test_decode.c) packs both and compares
+ * the bytes on every model of libonnx-testdata and the real models, and
+ * decode.damaged_bytes_declined_or_equal on damaged copies.
  *
  * Field numbers: onnx.proto (Debian's libonnx-dev, the file protoc-c
  * generates onnx.pb-c.h from); the wire format: protobuf's encoding guide

@@ -9,8 +9,8 @@
  * list); the table's types are the functions' own (__typeof__ of dnnl.h's
  * declarations), so nothing is restated. A dnnl_ function missing from
  * the list still builds and works: it is linked as before (as-needed),
- * and libdnnl is then loaded at start again (tests/perf_start checks it
- * is not). Include only after <oneapi/dnnl/dnnl.h>. */
+ * and libdnnl is then loaded at start again (perf.start_loads_no_backend_library
+ * checks it is not). Include only after <oneapi/dnnl/dnnl.h>. */
 #ifndef CARVE_DN_API_H
 #define CARVE_DN_API_H
 
