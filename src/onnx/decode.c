@@ -168,17 +168,13 @@ static bool count_scalars(const fld *f, int wt, size_t *n)
  * 32 bits), 'f' float (4 bytes), 'd' double (8 bytes). */
 static void fill_scalars(const fld *f, char kind, void *arr, size_t *at)
 {
-    if (f->wt != 2) {
-        const uint8_t *one = f->v;
-        const uint8_t *e = f->v + f->n;
-        uint64_t x = f->x;
+    if (f->wt != 2) { /* one element */
         if (kind == 'f' || kind == 'd')
-            memcpy((uint8_t *)arr + *at * (kind == 'f' ? 4 : 8), one, kind == 'f' ? 4 : 8);
+            memcpy((uint8_t *)arr + *at * (kind == 'f' ? 4 : 8), f->v, kind == 'f' ? 4 : 8);
         else if (kind == 'i')
-            ((int32_t *)arr)[*at] = (int32_t)(uint32_t)x;
+            ((int32_t *)arr)[*at] = (int32_t)(uint32_t)f->x;
         else
-            ((uint64_t *)arr)[*at] = x;
-        (void)e;
+            ((uint64_t *)arr)[*at] = f->x;
         (*at)++;
         return;
     }
