@@ -885,6 +885,9 @@ static Onnx__ModelProto *model(dec *d, const uint8_t *p, size_t len)
 
 Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump)
 {
+    /* a model of some size: its first chunk already on huge pages */
+    if (n >= (4u << 20) && bump->grow < (2u << 20))
+        bump->grow = 2u << 20;
     dec d = {cv_pb_bump_allocator(bump)};
     return model(&d, p, n);
 }
