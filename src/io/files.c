@@ -116,6 +116,16 @@ carve_status cv_input_map(carve_ctx *ctx, const char *path, const char *what, ui
     return CARVE_OK;
 }
 
+void cv_input_populate(const cv_input *in)
+{
+#ifdef MADV_POPULATE_READ
+    if (in->map)
+        (void)madvise(in->map, in->map_len, MADV_POPULATE_READ); /* advice: failing changes nothing */
+#else
+    (void)in;
+#endif
+}
+
 void cv_input_unmap(cv_input *in)
 {
     if (in->map)
@@ -438,24 +448,36 @@ carve_status carve_outputs_commit(carve_outputs *o)
         return carve_errcode(ctx) ? carve_errcode(ctx)
                                   : cv_error(ctx, CARVE_ERR_IO, "an output failed: nothing was written");
     bool do_sync = sync_files();
-    /* 1. every temporary complete and on disk */
-    for (size_t i = 0; i < o->n; i++) {
-        out_file *f = &o->v[i];
-        if (f->is_input || f->is_stdout)
-            continue;
-        int err = 0;
-        if (fflush(f->f) != 0 || ferror(f->f))
-            err = errno ? errno : EIO;
-        if (!err && do_sync && fsync(fileno(f->f)) != 0)
-            err = errno;
-        if (fclose(f->f) != 0 && !err)
-            err = errno;
-        f->f = NULL;
-        if (err) {
-            o->failed = true;
-            return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s (no output was replaced)", f->path, strerror(err));
+    /* 1. every temporary complete and on disk; the writes of all of them
+     * are started before the first fsync waits, so a model and its report
+     * go to the disk together rather than one after the other */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < o->n; i++) {
+            out_file *f = &o->v[i];
+            if (f->is_input || f->is_stdout)
+                continue;
+            int err = 0;
+            if (pass == 0) {
+                if (fflush(f->f) != 0 || ferror(f->f))
+                    err = errno ? errno : EIO;
+#ifdef SYNC_FILE_RANGE_WRITE
+                else if (do_sync)
+                    (void)sync_file_range(fileno(f->f), 0, 0, SYNC_FILE_RANGE_WRITE); /* a start: fsync checks */
+#endif
+                if (!err)
+                    continue;
+            } else if (do_sync && fsync(fileno(f->f)) != 0) {
+                err = errno;
+            }
+            if (fclose(f->f) != 0 && !err)
+                err = errno;
+            f->f = NULL;
+            if (err) {
+                o->failed = true;
+                return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s (no output was replaced)", f->path,
+                                strerror(err));
+            }
         }
-    }
     /* 2. the renames, in the order the outputs were added */
     for (size_t i = 0; i < o->n; i++) {
         out_file *f = &o->v[i];

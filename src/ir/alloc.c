@@ -1,8 +1,11 @@
 /* alloc.c: the one allocator hook, the arena, id arrays and text buffers. */
+#define _DEFAULT_SOURCE /* madvise */
 #include "ir.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void *default_alloc(size_t n, void *u) { (void)u; return malloc(n); }
 static void *default_realloc(void *p, size_t n, void *u) { (void)u; return realloc(p, n); }
@@ -26,6 +29,18 @@ void cv_free(void *p)
         g_alloc.free(p, g_alloc.user);
 }
 void carve_free(void *p) { cv_free(p); }
+
+void cv_advise_huge(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice: failing changes nothing */
+#else
+    (void)p, (void)n;
+#endif
+}
 
 /* ---------------------------------------------------------------- arena */
 

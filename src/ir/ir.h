@@ -20,6 +20,10 @@
 void *cv_malloc(size_t n);
 void *cv_realloc(void *p, size_t n);
 void cv_free(void *p);
+/* Advises the kernel to back the whole 2 MiB pages inside [p, p + n) with
+ * huge pages (Linux transparent huge pages; elsewhere nothing): for big
+ * blocks about to be written whole, one fault per 2 MiB instead of 512. */
+void cv_advise_huge(void *p, size_t n);
 /* A zeroed cv_malloc'd block of n bytes (the caller cv_frees it); NULL when
  * out of memory, with CARVE_ERR_NOMEM "out of memory" and then ` doing`
  * (when not NULL: "creating a model") on ctx. */
@@ -294,6 +298,11 @@ struct carve_model {
     uint32_t n_maps;
     void **owned;         /* cv_malloc'd blocks tensors point into (big decoded raw_data) */
     uint32_t n_owned;
+    struct cv_kept {      /* objects tensors point into, dropped with the model (cv_model_keep) */
+        void (*drop)(void *);
+        void *p;
+    } *kept;
+    uint32_t n_kept, cap_kept;
     const char *source_path; /* file it was loaded from, or NULL */
     char **ext_files;        /* external data files it read (real paths, malloc'd): inputs a save must not overwrite */
     uint32_t n_ext_files;
@@ -324,6 +333,10 @@ uint32_t *cv_model_scratch(carve_model *m);
 carve_graph_id cv_graph_new(carve_model *m, carve_graph_id parent, const char *name);
 /* A value defined in graph g; the name must be unique in g's scope. */
 carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name);
+/* m keeps p until it is freed, then calls drop(p): for tensor bytes that
+ * live in an object of a higher layer (a computed value). false: no memory
+ * (p not kept, drop not called). */
+bool cv_model_keep(carve_model *m, void (*drop)(void *), void *p);
 carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain,
                           uint32_t n_in, uint32_t n_out);
 cv_attr *cv_node_attr_add(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k);

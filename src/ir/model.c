@@ -22,6 +22,20 @@ carve_model *carve_model_new(carve_ctx *ctx)
     return m;
 }
 
+bool cv_model_keep(carve_model *m, void (*drop)(void *), void *p)
+{
+    if (m->n_kept == m->cap_kept) {
+        uint32_t cap = m->cap_kept ? 2 * m->cap_kept : 16;
+        struct cv_kept *k = cv_realloc(m->kept, (size_t)cap * sizeof *k);
+        if (!k)
+            return false;
+        m->kept = k;
+        m->cap_kept = cap;
+    }
+    m->kept[m->n_kept++] = (struct cv_kept){drop, p};
+    return true;
+}
+
 void carve_model_free(carve_model *m)
 {
     if (!m)
@@ -43,6 +57,9 @@ void carve_model_free(carve_model *m)
     for (uint32_t i = 0; i < m->n_owned; i++)
         cv_free(m->owned[i]);
     cv_free(m->owned);
+    for (uint32_t i = 0; i < m->n_kept; i++)
+        m->kept[i].drop(m->kept[i].p);
+    cv_free(m->kept);
     cv_free(m->scratch);
     if (m->backend_cache_free)
         m->backend_cache_free(m->backend_cache);

@@ -1,7 +1,8 @@
 /* import.c: ONNX bytes -> carve IR.
  *
- * Order of work: unpack with protobuf-c (after a wire walk that can say where
- * bytes are broken), copy model fields, import the main graph (values first,
+ * Order of work: decode (decode.c; what it declines is unpacked by
+ * protobuf-c after a wire walk that can say where bytes are broken), copy
+ * model fields, import the main graph (values first,
  * then subgraphs, then input references, so a subgraph can read an outer
  * value defined by a node later in the file), name nodes, sort every graph
  * topologically, verify. */
@@ -195,7 +196,7 @@ static carve_status tensor_data(imp *im, const Onnx__TensorProto *tp, cv_tensor 
                             carve_dtype_name(t->dtype), t->rank ? " of its shape" : "", want);
         /* A big block of its own stays where decoding put it: the model
          * takes the block over instead of copying it. */
-        void *blk = im->bump && want > (1u << 18) ? cv_pb_bump_detach(im->bump, tp->raw_data.data) : NULL;
+        void *blk = im->bump && want >= ((size_t)2 << 20) ? cv_pb_bump_detach(im->bump, tp->raw_data.data) : NULL;
         if (blk) {
             void **owned = cv_realloc(M->owned, (M->n_owned + 1) * sizeof *owned);
             if (!owned) {
@@ -776,15 +777,24 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
     const char *who = source ? source : "model";
     if (size == 0)
         return cv_error(ctx, CARVE_ERR_PARSE, "%s: empty input, not an ONNX model", who);
-    /* The wire walk comes first: it says where bytes are broken, and it
-     * refuses what protobuf-c lets through but cannot be written back (a
-     * field number 0 in a multi-byte key). */
-    char why[700];
-    if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
-        return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
+    /* What decode.c declines goes through the wire walk first: it says
+     * where bytes are broken, and it refuses what protobuf-c lets through
+     * but cannot be written back (a field number 0 in a multi-byte key). */
     cv_pb_bump bump = {0};
-    ProtobufCAllocator pa = cv_pb_bump_allocator(&bump);
-    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
+    Onnx__ModelProto *mp = cv_decode_model(data, size, &bump);
+    if (!mp && bump.failed) {
+        cv_pb_bump_free(&bump);
+        return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size);
+    }
+    if (!mp) { /* not the plain case: the wire walk says what is wrong, or protobuf-c reads it */
+        cv_pb_bump_free(&bump);
+        bump = (cv_pb_bump){0};
+        char why[700];
+        if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
+            return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
+        ProtobufCAllocator pa = cv_pb_bump_allocator(&bump);
+        mp = onnx__model_proto__unpack(&pa, size, data);
+    }
     if (!mp) {
         cv_pb_bump_free(&bump);
         return bump.failed ? cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size)
@@ -839,6 +849,7 @@ carve_status carve_model_load_file(carve_ctx *ctx, const char *path, const carve
                         "%s: %zu bytes, above protobuf's 2 GiB limit for a model (large tensors go in external data)",
                         path, size);
     }
+    cv_input_populate(&in); /* the decoder reads every byte */
     char dirbuf[PATH_MAX];
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
     const char *base = opts && opts->base_dir ? opts->base_dir : dirname(dirbuf);

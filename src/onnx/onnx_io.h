@@ -34,11 +34,12 @@ extern ProtobufCAllocator cv_pb_allocator;
  * failed (protobuf-c reports it only as a failed unpack). */
 typedef struct cv_pb_bump {
     struct pb_chunk *head;
+    size_t grow; /* size of the next chunk */
     bool failed;
 } cv_pb_bump;
 ProtobufCAllocator cv_pb_bump_allocator(cv_pb_bump *b);
 void cv_pb_bump_free(cv_pb_bump *b);
-/* When `data` is a big block of its own (over 256 KiB), takes it out of b
+/* When `data` is a big block of its own (2 MiB and more), takes it out of b
  * and returns the cv_malloc'd block that holds it (the caller frees that,
  * and data stays valid till then); NULL otherwise. */
 void *cv_pb_bump_detach(cv_pb_bump *b, const void *data);
@@ -52,6 +53,14 @@ bool cv_pb_bump_keeps(cv_pb_bump *b, const void *data);
  * (the caller frees it; data stays valid till then); NULL when no chunk of
  * b holds it (taken already). */
 void *cv_pb_bump_take(cv_pb_bump *b, const void *data);
+
+/* ================================================================ decode.c */
+
+/* The model in bytes [p, p + n) decoded into protobuf-c's structs, from
+ * bump, exactly as onnx__model_proto__unpack would; NULL when the bytes are
+ * not the plain case it reads (then the wire walk and protobuf-c take
+ * over, and say what is wrong) or an allocation failed (bump->failed). */
+Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump);
 
 /* ================================================================ extdata.c */
 

@@ -468,26 +468,48 @@ static bool scan_raw(pctx *p, const char *s, size_t n)
 
 /* A key given twice in one object: cJSON keeps both and lookups see the
  * first, so the second would be silently ignored. */
-static bool no_duplicate_keys(pctx *p, const cJSON *x, char *path, size_t cap, int depth)
+/* Where a value sits ("ops.Conv.max_rank", "rules[2]"), one frame per
+ * level: written out only for an error (formatting it for every value was
+ * a third of parsing a built-in profile, which every lowering does). */
+typedef struct kframe {
+    const struct kframe *up;
+    const char *key; /* NULL: an array element */
+    int idx;
+} kframe;
+
+static void kpath(const kframe *f, char *buf, size_t cap)
 {
-    if (depth > 64)
+    if (!f) {
+        buf[0] = 0;
+        return;
+    }
+    kpath(f->up, buf, cap);
+    size_t keep = strlen(buf);
+    if (f->key)
+        snprintf(buf + keep, cap - keep, "%s%s", keep ? "." : "", f->key);
+    else
+        snprintf(buf + keep, cap - keep, "[%d]", f->idx);
+}
+
+static bool no_duplicate_keys(pctx *p, const cJSON *x, const kframe *at, int depth)
+{
+    char path[512];
+    if (depth > 64) {
+        kpath(at, path, sizeof path);
         return perr(p, "%s: nested more than 64 deep", *path ? path : "(top)");
-    size_t keep = strlen(path);
-    for (const cJSON *c = x ? x->child : NULL; c; c = c->next) {
-        if (cJSON_IsObject(x)) {
+    }
+    bool obj = cJSON_IsObject(x);
+    int idx = 0;
+    for (const cJSON *c = x ? x->child : NULL; c; c = c->next, idx++) {
+        if (obj)
             for (const cJSON *d = x->child; d != c; d = d->next)
-                if (!strcmp(d->string, c->string))
+                if (!strcmp(d->string, c->string)) {
+                    kpath(at, path, sizeof path);
                     return perr(p, "%s%s%s: key given twice", path, *path ? "." : "", c->string);
-            snprintf(path + keep, cap - keep, "%s%s", keep ? "." : "", c->string);
-        } else {
-            int idx = 0;
-            for (const cJSON *d = x->child; d != c; d = d->next)
-                idx++;
-            snprintf(path + keep, cap - keep, "[%d]", idx);
-        }
-        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && !no_duplicate_keys(p, c, path, cap, depth + 1))
+                }
+        kframe f = {at, obj ? c->string : NULL, idx};
+        if ((cJSON_IsObject(c) || cJSON_IsArray(c)) && !no_duplicate_keys(p, c, &f, depth + 1))
             return false;
-        path[keep] = 0;
     }
     return true;
 }
@@ -514,7 +536,6 @@ carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const
     size_t at = (size_t)(end - json);
     while (at < len && (json[at] == ' ' || json[at] == '\t' || json[at] == '\n' || json[at] == '\r'))
         at++;
-    char path[512] = "";
     if (at < len) {
         size_t line, col;
         line_col(json, at, &line, &col);
@@ -523,7 +544,7 @@ carve_status cv_target_parse(carve_ctx *ctx, const char *json, size_t len, const
                         "target profile %s: trailing data after the JSON value (at byte %zu, line %zu column %zu)",
                         source, at, line, col);
     }
-    if (!no_duplicate_keys(&p, root, path, sizeof path, 0)) {
+    if (!no_duplicate_keys(&p, root, NULL, 0)) {
         cJSON_Delete(root);
         return p.st;
     }

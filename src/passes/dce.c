@@ -105,7 +105,8 @@ carve_status cv_fold_dce(cv_fold *f)
 /* ---------------------------------------------------------------- deduplication */
 
 typedef struct {
-    uint64_t hash;
+    uint64_t hash;  /* of dtype, shape and a sample of the bytes */
+    uint64_t whole; /* of all the bytes, made only when hash is shared */
     uint32_t order; /* pre-order of graphs, then initializer order */
     carve_value_id v;
 } dkey;
@@ -115,7 +116,28 @@ static int cmp_key(const void *a, const void *b)
     const dkey *x = a, *y = b;
     if (x->hash != y->hash)
         return x->hash < y->hash ? -1 : 1;
+    if (x->whole != y->whole)
+        return x->whole < y->whole ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The first key: dtype, shape and at most 32 words of the bytes (the first
+ * and last 8, 16 spread between). Hashing every byte of every initializer
+ * was a quarter of OCR rec's lowering instructions, and most initializers
+ * share their sample with none other; only those that do are hashed whole. */
+static uint64_t sample_hash(const cv_tensor *t)
+{
+    uint64_t h = cv_hash_words(t->dims, (size_t)t->rank * sizeof *t->dims,
+                               (uint64_t)t->dtype * 31 + (uint64_t)t->rank);
+    if (t->nbytes <= 256)
+        return cv_hash_words(t->data, t->nbytes, h);
+    const uint8_t *p = t->data;
+    size_t words = t->nbytes / 8;
+    h = cv_hash_words(p, 64, h);
+    h = cv_hash_words(p + t->nbytes - 64, 64, h);
+    for (size_t i = 1; i <= 16; i++)
+        h = cv_hash_words(p + (words * i / 17) * 8, 8, h);
+    return h;
 }
 
 static bool same_tensor(const cv_tensor *a, const cv_tensor *b)
@@ -156,12 +178,22 @@ carve_status cv_fold_dedupe(cv_fold *f)
             const cv_tensor *t = x->init;
             /* groups initializers that may be equal; same_tensor decides,
              * so the outcome does not depend on the hash */
-            uint64_t h = cv_hash_words(t->dims, (size_t)t->rank * sizeof *t->dims,
-                                       (uint64_t)t->dtype * 31 + (uint64_t)t->rank);
-            h = cv_hash_words(t->data, t->nbytes, h);
-            keys[n] = (dkey){h, n, v};
+            keys[n] = (dkey){sample_hash(t), 0, n, v};
             n++;
         }
+    }
+    if (n)
+        qsort(keys, n, sizeof *keys, cmp_key);
+    for (uint32_t lo = 0, hi; lo < n; lo = hi) {
+        for (hi = lo + 1; hi < n && keys[hi].hash == keys[lo].hash; hi++)
+            ;
+        if (hi - lo < 2)
+            continue;
+        for (uint32_t i = lo; i < hi; i++) {
+            const cv_tensor *t = m->values[keys[i].v].init;
+            keys[i].whole = cv_hash_words(t->data, t->nbytes, 0);
+        }
+        qsort(keys + lo, hi - lo, sizeof *keys, cmp_key);
     }
     gone = cv_malloc((size_t)m->n_values + 1);
     rep = cv_malloc(((size_t)m->n_values + 1) * sizeof *rep);
@@ -170,10 +202,8 @@ carve_status cv_fold_dedupe(cv_fold *f)
     memset(gone, 0, (size_t)m->n_values + 1);
     for (uint32_t v = 0; v < m->n_values; v++)
         rep[v] = CARVE_NONE;
-    if (n)
-        qsort(keys, n, sizeof *keys, cmp_key);
     for (uint32_t lo = 0, hi; lo < n; lo = hi) {
-        for (hi = lo + 1; hi < n && keys[hi].hash == keys[lo].hash; hi++)
+        for (hi = lo + 1; hi < n && keys[hi].hash == keys[lo].hash && keys[hi].whole == keys[lo].whole; hi++)
             ;
         for (uint32_t i = lo + 1; i < hi; i++) {
             carve_value_id d = keys[i].v;

@@ -76,10 +76,9 @@ static carve_status fuse_bn(cv_fold *f, carve_node_id bn, bool *changed)
     double gemm_beta = gemm ? cv_attr_f(m, p, "beta", 1.0f) : 1.0;
     const float *sv = scale->data, *bb = bias->data, *mv = mean->data, *vv = var->data;
     const float *w0 = w->data, *c0 = b0 ? b0->data : NULL;
-    float *nw = cv_malloc(w->nbytes ? w->nbytes : 1), *nb = cv_malloc(c * sizeof *nb);
+    float *nb = cv_malloc(c * sizeof *nb);
     double *s = cv_malloc(c * sizeof *s);
-    if (!nw || !nb || !s) {
-        cv_free(nw);
+    if (!nb || !s) {
         cv_free(nb);
         cv_free(s);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
@@ -89,24 +88,29 @@ static carve_status fuse_bn(cv_fold *f, carve_node_id bn, bool *changed)
         double b_in = c0 ? (gemm ? gemm_beta : 1.0) * c0[b0->nelem == 1 ? 0 : k] : 0.0;
         nb[k] = (float)((b_in - mv[k]) * s[k] + bb[k]);
     }
-    if (conv || trans_b) {
-        size_t blk = w->nelem / c; /* output channel = dim 0: rows */
-        for (size_t i = 0; i < w->nelem; i++)
-            nw[i] = (float)(w0[i] * s[i / blk]);
-    } else {
-        for (size_t i = 0; i < w->nelem; i++) /* [K, N]: columns */
-            nw[i] = (float)(w0[i] * s[i % c]);
-    }
     const char *bname = m->nodes[bn].name;
     char name[512];
     snprintf(name, sizeof name, "%s/%s", bname, conv ? "W" : "B");
     carve_graph_id g = m->nodes[p].graph;
-    carve_value_id wv = cv_fold_new_init(f, g, name, CARVE_FLOAT, w->rank, w->dims, nw, w->nbytes);
+    /* the new weights are written over a copy of the old ones in the new
+     * initializer itself: no buffer of their own to fault in and copy */
+    carve_value_id wv = cv_fold_new_init(f, g, name, CARVE_FLOAT, w->rank, w->dims, w0, w->nbytes);
+    if (wv != CARVE_NONE) {
+        float *nw = (float *)m->values[wv].init->data;
+        if (conv || trans_b) {
+            size_t blk = w->nelem / c; /* output channel = dim 0: rows */
+            for (size_t k = 0, i = 0; k < c; k++) /* a row at a time: no division per weight */
+                for (size_t e = i + blk; i < e; i++)
+                    nw[i] = (float)(w0[i] * s[k]);
+        } else {
+            for (size_t i = 0; i < w->nelem; i++) /* [K, N]: columns */
+                nw[i] = (float)(w0[i] * s[i % c]);
+        }
+    }
     int64_t cd = (int64_t)c;
     snprintf(name, sizeof name, "%s/%s", bname, conv ? "B" : "C");
     carve_value_id nbv =
         wv == CARVE_NONE ? CARVE_NONE : cv_fold_new_init(f, g, name, CARVE_FLOAT, 1, &cd, nb, c * sizeof *nb);
-    cv_free(nw);
     cv_free(nb);
     cv_free(s);
     if (nbv == CARVE_NONE)

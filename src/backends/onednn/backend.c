@@ -85,10 +85,20 @@ dn_op_fn dn_op_find(const char *op)
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static dnnl_engine_t g_eng;
 static dnnl_status_t g_eng_status;
-static char g_version[64];
+/* the headers' version until the library is loaded (then its own): the
+ * backend is registered in every context, the library loaded on first use */
+#define DN_STR_(x) #x
+#define DN_STR(x) DN_STR_(x)
+static char g_version[64] = "oneDNN " DN_STR(DNNL_VERSION_MAJOR) "." DN_STR(DNNL_VERSION_MINOR) "." DN_STR(
+    DNNL_VERSION_PATCH);
+static char g_why[300]; /* why there is no engine, when libdnnl did not load */
 
 static void init_once(void)
 {
+    if (!dn_api_load(g_why, sizeof g_why)) {
+        g_eng_status = dnnl_runtime_error;
+        return;
+    }
     g_eng_status = dnnl_engine_create(&g_eng, dnnl_cpu, 0);
     const dnnl_version_t *v = dnnl_version();
     snprintf(g_version, sizeof g_version, "oneDNN %d.%d.%d", v->major, v->minor, v->patch);
@@ -506,7 +516,7 @@ static bool is_available(void *user, char *why, size_t why_size)
     (void)user;
     if (engine())
         return true;
-    snprintf(why, why_size, "oneDNN could not create a CPU engine");
+    snprintf(why, why_size, "%s", g_why[0] ? g_why : "oneDNN could not create a CPU engine");
     return false;
 }
 
@@ -526,8 +536,4 @@ static carve_backend g_backend = {
     .destroy = NULL,
 };
 
-const carve_backend *cv_onednn_backend(void)
-{
-    pthread_once(&g_once, init_once);
-    return &g_backend;
-}
+const carve_backend *cv_onednn_backend(void) { return &g_backend; }

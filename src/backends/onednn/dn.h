@@ -24,6 +24,7 @@
 
 #include "carve.h"
 #include "carve_backend.h"
+#include "dn_api.h" /* every dnnl_ call through a table: libdnnl loaded on first use */
 
 #define DN_MAX_ARGS 24
 
