@@ -33,18 +33,28 @@ for l in $layers; do
 done
 
 # symbols: what layer L's objects take from a higher layer's objects
-# up_calls DIR_OF_LAYER_OBJECT_FOLDERS: "L -> H: names" lines
+# objects DIR L [SRC_ROOT]: layer L's object files; with SRC_ROOT only those
+# whose source still exists (a build folder keeps the objects of moved or
+# deleted sources: DIR/L/x.c.o stands for SRC_ROOT/L/x.c)
+objects() {
+    find "$1/$2" -name '*.o' | while read -r o; do
+        o=${o%.o}
+        [ -z "${3:-}" ] || [ -f "$3/${o#"$1"/}" ] || continue
+        echo "$o.o"
+    done
+}
+# up_calls DIR_OF_LAYER_OBJECT_FOLDERS [SRC_ROOT]: "L -> H: names" lines
 up_calls() {
     for l in $layers; do
         [ -d "$1/$l" ] || continue
-        find "$1/$l" -name '*.o' | xargs nm --defined-only 2>/dev/null |
+        objects "$1" "$l" "${2:-}" | xargs nm --defined-only 2>/dev/null |
             awk 'NF == 3 && $2 ~ /[TDBR]/ { print $3 }' | sort -u >"$tmp/def_$l"
     done
     i=0
     for l in $layers; do
         i=$((i + 1))
         [ -d "$1/$l" ] || continue
-        find "$1/$l" -name '*.o' | xargs nm -u 2>/dev/null | awk '{ print $2 }' | sort -u >"$tmp/und"
+        objects "$1" "$l" "${2:-}" | xargs nm -u 2>/dev/null | awk '{ print $2 }' | sort -u >"$tmp/und"
         j=0
         for h in $layers; do
             j=$((j + 1))
@@ -58,7 +68,7 @@ if [ ! -d "$obj/ops" ] || [ ! -d "$obj/ir" ]; then
     echo "no object files under $obj (build the library first)"
     exit 1
 fi
-out=$(up_calls "$obj")
+out=$(up_calls "$obj" "$src/src")
 if [ -n "$out" ]; then
     echo "a lower layer calls a higher one (layer -> layer: functions):"
     echo "$out" | sed 's/^/    /'
@@ -77,6 +87,21 @@ cc=${CC:-cc}
 got=$(up_calls "$tmp/fx")
 if [ "$got" != "ops -> runtime: cv_fixture_up " ]; then
     echo "the symbol check missed or misreported the fixture: '$got'"
+    exit 1
+fi
+# with a source root, an object counts only while its source exists
+mkdir -p "$tmp/fxsrc/ops" "$tmp/fxsrc/runtime"
+: >"$tmp/fxsrc/ops/a"
+: >"$tmp/fxsrc/runtime/b"
+got=$(up_calls "$tmp/fx" "$tmp/fxsrc")
+if [ "$got" != "ops -> runtime: cv_fixture_up " ]; then
+    echo "with sources, the symbol check missed the fixture: '$got'"
+    exit 1
+fi
+rm "$tmp/fxsrc/runtime/b"
+got=$(up_calls "$tmp/fx" "$tmp/fxsrc")
+if [ -n "$got" ]; then
+    echo "an object whose source is gone still counted: '$got'"
     exit 1
 fi
 [ $bad -eq 0 ] || exit 1
