@@ -290,23 +290,31 @@ carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x, const
     size_t es = dbl ? 8 : 4, P = win_prod(n, w->out), Pin = win_prod(n, w->in), KK = win_prod(n, w->k);
     int64_t Cg = g->C / g->group, Mg = g->M / g->group;
     size_t Kd = (size_t)Cg * KK;
+    /* a fused element-wise chain (ops.h), bound by conv_float: float32 only */
+    const cv_epi *e = dbl ? NULL : k->epi;
     fill_bias(dbl, y, g->N, g->M, P, b);
-    if (!P || !Kd || !g->N || !g->M)
+    if (!P || !Kd || !g->N || !g->M) {
+        if (e)
+            cv_epi_apply(e, y, 0, (size_t)g->N * (size_t)g->M * P);
         return CARVE_OK;
+    }
     bool pointwise = true;
     for (int i = 0; i < n; i++)
         pointwise = pointwise && w->k[i] == 1 && w->s[i] == 1 && w->pb[i] == 0 && w->pe[i] == 0;
     if (!dbl && n == 2 && Cg == 1 && g->group > 1 && !pointwise)
-        return conv_dw2d(g, x, wt, y) ? CARVE_OK : cv_knomem(k);
+        return conv_dw2d(g, x, wt, y, e) ? CARVE_OK : cv_knomem(k);
     const uint8_t *xb = x, *wb = wt;
     uint8_t *yb = y;
     if (pointwise) {
         for (int64_t nn = 0; nn < g->N; nn++)
-            for (int64_t gg = 0; gg < g->group; gg++)
+            for (int64_t gg = 0; gg < g->group; gg++) {
+                size_t yo = (size_t)(nn * g->M + gg * Mg) * P;
                 if (!gemm(dbl, false, (size_t)Mg, P, (size_t)Cg, wb + (size_t)(gg * Mg) * Kd * es, Kd,
-                          xb + (size_t)(nn * g->C + gg * Cg) * Pin * es, Pin, 1.0,
-                          yb + (size_t)(nn * g->M + gg * Mg) * P * es, P))
+                          xb + (size_t)(nn * g->C + gg * Cg) * Pin * es, Pin, 1.0, yb + yo * es, P))
                     return cv_kerr(k, "convolution too large for BLAS (a dimension exceeds 2^31-1)");
+                if (e)
+                    cv_epi_apply(e, (float *)y + yo, yo, (size_t)Mg * P);
+            }
         return CARVE_OK;
     }
     int64_t L = w->out[n - 1], NL = (int64_t)(P / (size_t)L);
@@ -330,6 +338,11 @@ carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x, const
                 if (!gemm(dbl, false, (size_t)Mg, cols, Kd, wb + (size_t)(gg * Mg) * Kd * es, Kd, col, cols, 1.0,
                           yg + (size_t)(l0 * L) * es, P))
                     st = cv_kerr(k, "convolution too large for BLAS (a dimension exceeds 2^31-1)");
+                /* the epilogue on the tile just made, still in cache */
+                for (int64_t mm = 0; e && !st && mm < Mg; mm++) {
+                    size_t yo = (size_t)(nn * g->M + gg * Mg + mm) * P + (size_t)(l0 * L);
+                    cv_epi_apply(e, (float *)y + yo, yo, cols);
+                }
             }
         }
     cv_scratch_free(col);
@@ -420,10 +433,17 @@ static carve_status conv_float(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **
     cv_val *xw = dbl ? cv_val_ref(x) : nn_f32(x), *ww = dbl ? cv_val_ref(wt) : nn_f32(wt);
     cv_val *bw = !b ? NULL : dbl ? cv_val_ref(b) : nn_f32(b);
     cv_val *y = cv_val_new_uninit(dbl ? CARVE_DOUBLE : CARVE_FLOAT, x->rank, od); /* core: fill_bias first */
+    /* Conv on float32 applies a fused element-wise chain (ops.h) */
+    cv_epi *epi = k->epi;
+    bool fuse = epi && !transpose && x->dtype == CARVE_FLOAT && cv_epi_bind(epi, CARVE_FLOAT, x->rank, od);
+    k->epi = fuse ? epi : NULL;
     if (!xw || !ww || (b && !bw) || !y)
         st = cv_knomem(k);
     else
         st = core(k, &g, dbl, xw->data, ww->data, bw ? bw->data : NULL, y->data);
+    k->epi = epi;
+    if (fuse && !st)
+        epi->applied = true;
     cv_val_unref(xw);
     cv_val_unref(ww);
     cv_val_unref(bw);

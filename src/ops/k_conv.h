@@ -83,6 +83,6 @@ carve_status conv_out_shape(const convg *g, int64_t *od);
 carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x, const void *wt, const void *b, void *y);
 /* Depthwise 2-D (one input channel per group), float32, added to the bias
  * already in y (k_conv_dw.c). false on NOMEM. */
-bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y);
+bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y, const cv_epi *e);
 
 #endif /* CARVE_K_CONV_H */

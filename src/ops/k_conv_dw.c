@@ -165,7 +165,7 @@ static void dw_edge(float *restrict y, const dwrows *r, int64_t s, int64_t o, co
  * already in y. Strides 1 and 2 along the row: output by output over all
  * its taps (dw_interior, dw_edge). Other strides: one multiply-add sweep
  * per output row and kernel tap. */
-bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
+bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y, const cv_epi *e)
 {
     const win *w = &g->w;
     int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->k[0], KW = w->k[1];
@@ -194,7 +194,8 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
         for (int64_t m = 0; m < g->M; m++) {
             const float *xp = x + (size_t)(nn * g->C + m / mult) * (size_t)(H * W);
             const float *wp = wt + (size_t)(m * KH * KW);
-            float *yp = y + (size_t)(nn * g->M + m) * (size_t)(OH * OW);
+            size_t yo = (size_t)(nn * g->M + m) * (size_t)(OH * OW);
+            float *yp = y + yo;
             if (!fused) {
                 for (int64_t oh = 0; oh < OH; oh++, yp += OW)
                     for (int64_t kh = 0; kh < KH; kh++) {
@@ -204,25 +205,27 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
                         for (int64_t kw = 0; kw < KW; kw++)
                             tap_row(yp, xp + ih * W, wp[kh * KW + kw], sw, kw * dw - pl, lo[kw], hi[kw]);
                     }
-                continue;
-            }
-            for (int64_t oh = 0; oh < OH; oh++, yp += OW) {
-                r.x = xp, r.n = 0;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    int64_t ih = oh * sh - pt + kh * dh;
-                    if (ih < 0 || ih >= H)
+            } else {
+                for (int64_t oh = 0; oh < OH; oh++, yp += OW) {
+                    r.x = xp, r.n = 0;
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        int64_t ih = oh * sh - pt + kh * dh;
+                        if (ih < 0 || ih >= H)
+                            continue;
+                        r.xo[r.n] = ih * W - pl;
+                        r.w[r.n++] = wp + kh * KW;
+                    }
+                    if (!r.n)
                         continue;
-                    r.xo[r.n] = ih * W - pl;
-                    r.w[r.n++] = wp + kh * KW;
+                    for (int64_t o = 0; o < ilo; o++)
+                        dw_edge(yp, &r, sw, o, lo, hi);
+                    dw_interior(yp, &r, sw, ilo, ihi, vhi);
+                    for (int64_t o = ihi; o < OW; o++)
+                        dw_edge(yp, &r, sw, o, lo, hi);
                 }
-                if (!r.n)
-                    continue;
-                for (int64_t o = 0; o < ilo; o++)
-                    dw_edge(yp, &r, sw, o, lo, hi);
-                dw_interior(yp, &r, sw, ilo, ihi, vhi);
-                for (int64_t o = ihi; o < OW; o++)
-                    dw_edge(yp, &r, sw, o, lo, hi);
             }
+            if (e) /* the fused element-wise chain (ops.h) on the plane just made, in cache */
+                cv_epi_apply(e, y + yo, yo, (size_t)(OH * OW));
         }
     cv_free(lo);
     return true;
