@@ -280,7 +280,9 @@ static inline float clamp01f(float t) { return t < 0 ? 0 : t > 1 ? 1 : t; }
 /* The expressions of k_binary.c (u + v...), k_elementwise.c's unary list
  * (T float, a and b the step's parameters) and its CLIP_LOOP; the merged
  * steps chain them with each intermediate rounded to float as before. */
-static inline void run_step(const cv_epi_step *s, float *d, const float *const *p, const int *st, size_t n)
+/* always inlined: each clone of cv_epi_apply gets its own copy of the loops */
+static inline __attribute__((always_inline)) void run_step(const cv_epi_step *s, float *d, const float *const *p,
+                                                          const int *st, size_t n)
 {
     const float a = s->a, b = s->b, *x = p[0], *w = p[1];
     const int sx = st[0], sw = st[1];
