@@ -172,22 +172,29 @@ void cv_chain_free(cv_chain *ch)
     memset(ch->ext_own, 0, sizeof ch->ext_own);
 }
 
-carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g)
+carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g, const cv_ids *captured)
 {
     carve_model *m = ip->m;
     cv_graph *gr = &m->graphs[g];
     cv_sched *s = &ip->sched[g];
     uint32_t n = gr->nodes.n;
     s->chain_at = cv_malloc(((size_t)n + 1) * sizeof *s->chain_at);
+    if (!s->chain_at)
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
+    memset(s->chain_at, 0, ((size_t)n + 1) * sizeof *s->chain_at);
+    bool has_head = false;
+    for (uint32_t i = 0; i < n && !has_head; i++)
+        has_head = head_op(m, gr->nodes.v[i]);
+    if (!has_head)
+        return CARVE_OK;
     uint32_t *uses = cv_malloc(((size_t)m->n_values + 1) * sizeof *uses);
     uint32_t *defpos = cv_malloc(((size_t)m->n_values + 1) * sizeof *defpos);
     bool *taken = cv_malloc((size_t)n + 1);
     carve_status st = CARVE_OK;
-    if (!s->chain_at || !uses || !defpos || !taken) {
+    if (!uses || !defpos || !taken) {
         st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
         goto done;
     }
-    memset(s->chain_at, 0, ((size_t)n + 1) * sizeof *s->chain_at);
     memset(taken, 0, (size_t)n + 1);
     /* uses: readers in g (each input slot), captures, graph outputs;
      * defpos: the position making a value, CARVE_NONE - 1 for the graph's
@@ -208,33 +215,17 @@ carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g)
         defpos[gr->inputs.v[i]] = CARVE_NONE - 1;
     for (uint32_t i = 0; i < gr->inits.n; i++)
         defpos[gr->inits.v[i]] = CARVE_NONE - 1;
-    bool has_head = false;
     for (uint32_t i = 0; i < n; i++) {
         const cv_node *nd = &m->nodes[gr->nodes.v[i]];
-        has_head = has_head || head_op(m, gr->nodes.v[i]);
         for (uint32_t j = 0; j < nd->n_in; j++)
             if (nd->in[j] != CARVE_NONE)
                 uses[nd->in[j]]++;
-        for (uint32_t j = 0; j < nd->n_attr; j++) {
-            const cv_attr *a = &nd->attr[j];
-            uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
-            for (uint32_t q = 0; q < cnt; q++) {
-                cv_ids caps = {0};
-                bool ok = cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[q], &caps);
-                for (uint32_t r = 0; r < caps.n; r++)
-                    if (m->values[caps.v[r]].graph == g)
-                        uses[caps.v[r]] = CARVE_NONE; /* never inside a chain */
-                cv_ids_free(&caps);
-                if (!ok) {
-                    st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
-                    goto done;
-                }
-            }
-        }
     }
+    for (uint32_t i = 0; i < captured->n; i++)
+        uses[captured->v[i]] = CARVE_NONE; /* never inside a chain */
     for (uint32_t i = 0; i < gr->outputs.n; i++)
         uses[gr->outputs.v[i]] = CARVE_NONE;
-    for (uint32_t i = 0; has_head && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         carve_node_id hid = gr->nodes.v[i];
         const cv_node *hd = &m->nodes[hid];
         if (taken[i] || !head_op(m, hid) || !float_or_unknown(m, hd->out[0]))

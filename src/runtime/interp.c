@@ -109,7 +109,7 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     cv_graph *gr = &m->graphs[g];
     cv_sched *s = &ip->sched[g];
     uint32_t n = gr->nodes.n;
-    cv_ids defined = {0};
+    cv_ids defined = {0}, captured = {0};
     bool ok = true;
     /* values defined in g: inputs, initializers, node outputs */
     for (uint32_t i = 0; ok && i < gr->inputs.n; i++)
@@ -143,9 +143,11 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
             for (uint32_t k = 0; ok && k < cnt; k++) {
                 cv_ids caps = {0};
                 ok = cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], &caps);
-                for (uint32_t q = 0; q < caps.n; q++)
-                    if (m->values[caps.v[q]].graph == g)
+                for (uint32_t q = 0; ok && q < caps.n; q++)
+                    if (m->values[caps.v[q]].graph == g) {
                         last[caps.v[q]] = i;
+                        ok = cv_ids_push(&captured, caps.v[q]);
+                    }
                 cv_ids_free(&caps);
             }
         }
@@ -159,6 +161,7 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     if (!ok || !s->release_start || !s->release) {
         cv_free(last);
         cv_ids_free(&defined);
+        cv_ids_free(&captured);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
     }
     memset(s->release_start, 0, ((size_t)n + 2) * sizeof *s->release_start);
@@ -171,6 +174,7 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     if (!cursor) {
         cv_free(last);
         cv_ids_free(&defined);
+        cv_ids_free(&captured);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
     }
     memcpy(cursor, s->release_start, ((size_t)n + 1) * sizeof *cursor);
@@ -180,7 +184,8 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     cv_free(cursor);
     cv_free(last);
     cv_ids_free(&defined);
-    carve_status st = cv_fuse_plan(ip, g);
+    carve_status st = cv_fuse_plan(ip, g, &captured);
+    cv_ids_free(&captured);
     if (st)
         return st;
     s->built = true;

@@ -64,8 +64,9 @@ cv_interp *cv_interp_current(void);
 
 /* ================================================================ fuse.c */
 
-/* Builds graph g's fusion plan into ip->sched[g] (chain_at, chains). */
-carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g);
+/* Builds graph g's fusion plan into ip->sched[g] (chain_at, chains);
+ * captured: g's values that its nodes' subgraphs read (build_sched). */
+carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g, const cv_ids *captured);
 /* Frees what a chain owns (its Constants' wrappers). */
 void cv_chain_free(cv_chain *ch);
 

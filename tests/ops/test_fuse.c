@@ -139,7 +139,8 @@ static uint32_t chain_len(carve_model *m, carve_node_id head)
     uint32_t n = 0;
     if (cv_interp_init(&ip, m))
         return 0;
-    if (!cv_fuse_plan(&ip, 0))
+    cv_ids none = {0};
+    if (!cv_fuse_plan(&ip, 0, &none))
         for (uint32_t c = 0; c < ip.sched[0].n_chains; c++)
             if (ip.sched[0].chains[c].head == head)
                 n = ip.sched[0].chains[c].n_nodes;
