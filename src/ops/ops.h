@@ -34,6 +34,7 @@ typedef struct carve_tensor {
     bool optional;   /* wrapped in an optional (Optional op outputs) */
     uint32_t n_items;
     struct carve_tensor **items;
+    struct carve_tensor *base; /* a view (cv_val_reshaped): data is base's, held by a reference */
 } carve_tensor;
 typedef carve_tensor cv_val; /* the public carve_tensor is this struct */
 

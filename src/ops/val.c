@@ -305,7 +305,24 @@ bool cv_pool_detach(cv_val *v)
                 return false;
         return true;
     }
-    if (v->kind != CV_VAL_TENSOR || v->borrowed || !pool_slab_of(t_pool, v->data))
+    if (v->kind != CV_VAL_TENSOR || v->borrowed)
+        return true;
+    if (v->base) {
+        /* a view: its owner's bytes (the owner may have been detached
+         * already), copied out when they are the pool's */
+        v->data = v->base->data;
+        if (!pool_slab_of(t_pool, v->data))
+            return true;
+        void *q = cv_malloc(v->nbytes ? v->nbytes : 1);
+        if (!q)
+            return false;
+        memcpy(q, v->data, v->nbytes);
+        cv_val_unref(v->base);
+        v->base = NULL;
+        v->data = q;
+        return true;
+    }
+    if (!pool_slab_of(t_pool, v->data))
         return true;
     void *q = cv_malloc(v->nbytes ? v->nbytes : 1);
     if (!q)
@@ -494,6 +511,19 @@ bool cv_val_copy_elems(cv_val *dst, size_t doff, const cv_val *src, size_t soff,
 
 cv_val *cv_val_reshaped(const cv_val *v, int rank, const int64_t *dims)
 {
+    if (v->kind == CV_VAL_TENSOR && v->dtype != CARVE_STRING && !v->borrowed) {
+        /* a view: the same bytes, held through a reference to their owner */
+        cv_val *c = alloc_val();
+        if (!c)
+            return NULL;
+        *c = *v;
+        c->refs = 1;
+        c->base = cv_val_ref(v->base ? v->base : (cv_val *)v);
+        c->rank = rank;
+        if (rank)
+            memcpy(c->dims, dims, (size_t)rank * sizeof *dims);
+        return c;
+    }
     cv_val *c = cv_val_clone(v);
     if (!c)
         return NULL;
@@ -546,6 +576,8 @@ void cv_val_unref(cv_val *v)
         for (uint32_t i = 0; i < v->n_items; i++)
             cv_val_unref(v->items[i]);
         cv_free(v->items);
+    } else if (v->base) {
+        cv_val_unref(v->base);
     } else if (!v->borrowed) {
         if (v->dtype == CARVE_STRING && v->data) {
             char **s = v->data;
