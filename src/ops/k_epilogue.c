@@ -330,7 +330,8 @@ static inline __attribute__((always_inline)) void run_step(const cv_epi_step *s,
     }
 }
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 /* AVX2 where the CPU has it: twice the lanes, the same IEEE operations
  * (no FMA: float expressions are not contracted in ISO C mode), so the
  * same bits. */
