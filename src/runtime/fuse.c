@@ -52,8 +52,9 @@ static int val_index(const grow *c, uint32_t nv, carve_value_id v)
     return -1;
 }
 
-/* Can node nd join c as step c->n? avail(v): v exists before the head
- * runs. */
+/* Can node id join c as step c->n? Its other operands must exist when
+ * the head runs: made before position head_pos, the graph's inputs and
+ * initializers, outer values, or a Constant's tensor. */
 static bool try_add(const carve_model *m, carve_node_id id, grow *c, const uint32_t *defpos, uint32_t head_pos,
                     carve_graph_id g)
 {
