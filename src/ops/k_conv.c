@@ -358,11 +358,13 @@ carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x, const
                 if (!gemm(dbl, false, (size_t)Mg, cols, Kd, wb + (size_t)(gg * Mg) * Kd * es, Kd, col, cols, 1.0,
                           yg + (size_t)(l0 * L) * es, P))
                     st = cv_kerr(k, "convolution too large for BLAS (a dimension exceeds 2^31-1)");
-                /* the epilogue on the tile just made, still in cache */
-                for (int64_t mm = 0; e && !st && mm < Mg; mm++) {
-                    size_t yo = (size_t)(nn * g->M + gg * Mg + mm) * P + (size_t)(l0 * L);
-                    cv_epi_apply(e, (float *)y + yo, yo, cols);
-                }
+                /* the epilogue on the tile just made, still in cache: its
+                 * rows at once when the tile is whole planes */
+                size_t y0 = (size_t)(nn * g->M + gg * Mg) * P + (size_t)(l0 * L);
+                if (e && !st && cols == P)
+                    cv_epi_apply(e, (float *)y + y0, y0, (size_t)Mg * P);
+                for (int64_t mm = 0; e && !st && cols != P && mm < Mg; mm++)
+                    cv_epi_apply(e, (float *)y + y0 + (size_t)mm * P, y0 + (size_t)mm * P, cols);
             }
         }
     cv_scratch_free(col);

@@ -20,10 +20,11 @@
  * positions ends the search. */
 #define CHAIN_GAP 16
 
-static bool head_op(const carve_model *m, carve_node_id id)
+static bool head_op(const cv_interp *ip, carve_node_id id)
 {
-    const cv_node *nd = &m->nodes[id];
-    return nd->n_out >= 1 && nd->out[0] != CARVE_NONE && cv_op_has(m, id, CV_OP_EPI_HEAD);
+    const cv_node *nd = &ip->m->nodes[id];
+    const cv_op_def *def = id < ip->n_nodes ? ip->defs[id] : NULL;
+    return nd->n_out >= 1 && nd->out[0] != CARVE_NONE && def && (def->flags & CV_OP_EPI_HEAD);
 }
 
 static bool float_or_unknown(const carve_model *m, carve_value_id v)
@@ -185,7 +186,7 @@ carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g, const cv_ids *capture
     memset(s->chain_at, 0, ((size_t)n + 1) * sizeof *s->chain_at);
     bool has_head = false;
     for (uint32_t i = 0; i < n && !has_head; i++)
-        has_head = head_op(m, gr->nodes.v[i]);
+        has_head = head_op(ip, gr->nodes.v[i]);
     if (!has_head)
         return CARVE_OK;
     uint32_t *uses = cv_malloc(((size_t)m->n_values + 1) * sizeof *uses);
@@ -229,7 +230,7 @@ carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g, const cv_ids *capture
     for (uint32_t i = 0; i < n; i++) {
         carve_node_id hid = gr->nodes.v[i];
         const cv_node *hd = &m->nodes[hid];
-        if (taken[i] || !head_op(m, hid) || !float_or_unknown(m, hd->out[0]))
+        if (taken[i] || !head_op(ip, hid) || !float_or_unknown(m, hd->out[0]))
             continue;
         grow c;
         c.n = 0, c.n_ext = 0;
