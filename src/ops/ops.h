@@ -34,7 +34,8 @@ typedef struct carve_tensor {
     bool optional;   /* wrapped in an optional (Optional op outputs) */
     uint32_t n_items;
     struct carve_tensor **items;
-    struct carve_tensor *base; /* a view (cv_val_reshaped): data is base's, held by a reference */
+    struct carve_tensor *base; /* a view (cv_val_view): data is base's, held by a reference */
+    size_t base_off;           /* a view's first byte in base's data */
 } carve_tensor;
 typedef carve_tensor cv_val; /* the public carve_tensor is this struct */
 
@@ -64,6 +65,10 @@ cv_val *cv_val_ref(cv_val *v);
 void cv_val_unref(cv_val *v);
 /* Same shape, data as v (shares nothing); dims replaced (Reshape & co). */
 cv_val *cv_val_reshaped(const cv_val *v, int rank, const int64_t *dims);
+/* A view of v's bytes from byte off as a tensor of (rank, dims), holding a
+ * reference to their owner; NULL when v cannot be viewed (strings, 4-bit
+ * types, initializer bytes: callers copy) or on NOMEM. */
+cv_val *cv_val_view(const cv_val *v, int rank, const int64_t *dims, size_t off);
 
 /* Element access through double / int64: slow, for shape-like tensors and
  * generic fallbacks only. float16, bfloat16, float8 and 4-bit types are
