@@ -45,6 +45,7 @@ typedef struct {
     int64_t *xo;
     const float **w;
     int64_t n, kw, dw;
+    float b0; /* the channel's bias: where each output's sum starts */
 } dwrows;
 
 #if defined(DW_VEC) && (defined(__clang__) || __GNUC__ >= 12)
@@ -71,11 +72,11 @@ __attribute__((target("avx2"))) static int64_t dw_strips8(float *restrict y, con
                                                           int64_t hi, int64_t vhi)
 {
     int64_t KW = r->kw, dw = r->dw;
+    const float b = r->b0;
+    const dw_vec8 b8 = {b, b, b, b, b, b, b, b};
     if (s == 1) {
         for (; o + 16 <= hi; o += 16) {
-            dw_vec8 a0, a1;
-            memcpy(&a0, y + o, sizeof a0);
-            memcpy(&a1, y + o + 8, sizeof a1);
+            dw_vec8 a0 = b8, a1 = b8;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const float *xs = r->x + (r->xo[q] + o + kw * dw);
@@ -89,10 +90,20 @@ __attribute__((target("avx2"))) static int64_t dw_strips8(float *restrict y, con
             memcpy(y + o, &a0, sizeof a0);
             memcpy(y + o + 8, &a1, sizeof a1);
         }
+        for (; o + 8 <= hi; o += 8) {
+            dw_vec8 a = b8;
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    dw_vec8 xv;
+                    memcpy(&xv, r->x + (r->xo[q] + o + kw * dw), sizeof xv);
+                    a += r->w[q][kw] * xv;
+                }
+            memcpy(y + o, &a, sizeof a);
+        }
     } else if (s == 2) {
         for (; o + 8 <= vhi; o += 8) {
             dw_vec8 a;
-            memcpy(&a, y + o, sizeof a);
+            a = b8;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const float *xs = r->x + (r->xo[q] + 2 * o + kw * dw);
@@ -111,13 +122,16 @@ __attribute__((target("avx2"))) static int64_t dw_strips8(float *restrict y, con
 /* Outputs [lo, hi) of a row where every kernel column lands inside the
  * input: each output takes its taps in the order of the per-tap sweeps
  * (kernel rows, then columns), so its sum rounds as theirs did, but a strip
- * of 16 (then 4) outputs is held in registers over all taps: y is loaded
- * and stored once per strip instead of once per tap. Stride s is 1 or 2;
+ * of 16 (then 4) outputs is held in registers over all taps, starting from
+ * the bias: y is stored once per strip instead of once per tap. Stride s is 1 or 2;
  * vhi bounds the outputs whose stride-2 loads (8 floats for 4 outputs)
  * stay inside the row. */
 static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t lo, int64_t hi, int64_t vhi)
 {
     int64_t o = lo, KW = r->kw, dw = r->dw;
+#ifdef DW_VEC
+    const dw_vec b4 = {r->b0, r->b0, r->b0, r->b0};
+#endif
 #ifdef DW_AVX2
     if (__builtin_cpu_supports("avx2"))
         o = dw_strips8(y, r, s, o, hi, vhi);
@@ -126,10 +140,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
     if (s == 1) {
         for (; o + 4 * DW_VEC <= hi; o += 4 * DW_VEC) {
             dw_vec a0, a1, a2, a3;
-            memcpy(&a0, y + o, sizeof a0);
-            memcpy(&a1, y + o + DW_VEC, sizeof a1);
-            memcpy(&a2, y + o + 2 * DW_VEC, sizeof a2);
-            memcpy(&a3, y + o + 3 * DW_VEC, sizeof a3);
+            a0 = b4, a1 = b4, a2 = b4, a3 = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const float *xs = r->x + (r->xo[q] + o + kw * dw);
@@ -151,7 +162,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
         }
         for (; o + DW_VEC <= hi; o += DW_VEC) {
             dw_vec a;
-            memcpy(&a, y + o, sizeof a);
+            a = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     dw_vec xv;
@@ -165,8 +176,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
     if (s == 2) {
         for (; o + 2 * DW_VEC <= vhi; o += 2 * DW_VEC) {
             dw_vec a0, a1;
-            memcpy(&a0, y + o, sizeof a0);
-            memcpy(&a1, y + o + DW_VEC, sizeof a1);
+            a0 = b4, a1 = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const float *xs = r->x + (r->xo[q] + 2 * o + kw * dw);
@@ -179,7 +189,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
         }
         for (; o + DW_VEC <= vhi; o += DW_VEC) {
             dw_vec a;
-            memcpy(&a, y + o, sizeof a);
+            a = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++)
                     a += r->w[q][kw] * dw_load2(r->x + (r->xo[q] + 2 * o + kw * dw));
@@ -190,7 +200,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
 #endif
     (void)vhi;
     for (; o < hi; o++) {
-        float a = y[o];
+        float a = r->b0;
         for (int64_t q = 0; q < r->n; q++)
             for (int64_t kw = 0; kw < KW; kw++)
                 a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * dw];
@@ -207,19 +217,19 @@ static void dw_edge(float *restrict y, const dwrows *r, int64_t s, int64_t o, co
         k0++;
     while (k1 > k0 && !(o >= lo[k1 - 1] && o < hi[k1 - 1]))
         k1--;
-    float a = y[o];
+    float a = r->b0;
     for (int64_t q = 0; q < r->n; q++)
         for (int64_t kw = k0; kw < k1; kw++)
             a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * r->dw];
     y[o] = a;
 }
 
-/* Depthwise 2-D (one input channel per group), float32: each plane starts
- * as its bias (filled just before the plane is computed, so it is in
- * cache), then the taps are added, then the fused chain e applies. Strides
- * 1 and 2 along the row: output by output over all its taps (dw_interior,
- * dw_edge). Other strides: one multiply-add sweep per output row and
- * kernel tap. */
+/* Depthwise 2-D (one input channel per group), float32, plus bias, then
+ * the fused chain e on each plane while it is in cache. Strides 1 and 2
+ * along the row: output by output over all its taps (dw_interior,
+ * dw_edge), each sum starting from the bias (r.b0), so y is only written.
+ * Other strides: the plane is filled with the bias, then one multiply-add
+ * sweep per output row and kernel tap. */
 bool conv_dw2d(const convg *g, const float *x, const float *wt, const float *b, float *y, const cv_epi *e)
 {
     const win *w = &g->w;
@@ -230,7 +240,7 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, const float *b, 
     int64_t *lo = cv_malloc(nb), *hi = lo + KW;
     if (!lo)
         return false;
-    dwrows r = {NULL, hi + KW, (const float **)(hi + KW + KH), 0, KW, dw};
+    dwrows r = {NULL, hi + KW, (const float **)(hi + KW + KH), 0, KW, dw, 0.0f};
     /* outputs [ilo, ihi) have every kernel column inside the row; below
      * vhi, the one float past the last column read is too (stride 2) */
     int64_t ilo = 0, ihi = OW;
@@ -251,9 +261,9 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, const float *b, 
             const float *wp = wt + (size_t)(m * KH * KW);
             size_t yo = (size_t)(nn * g->M + m) * (size_t)(OH * OW);
             float *yp = y + yo, bv = b ? b[m] : 0.0f;
-            for (int64_t i = 0; i < OH * OW; i++)
-                yp[i] = bv;
-            if (!fused) {
+            if (!fused) { /* the sweeps add into y: it starts as the bias */
+                for (int64_t i = 0; i < OH * OW; i++)
+                    yp[i] = bv;
                 for (int64_t oh = 0; oh < OH; oh++, yp += OW)
                     for (int64_t kh = 0; kh < KH; kh++) {
                         int64_t ih = oh * sh - pt + kh * dh;
@@ -272,8 +282,12 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, const float *b, 
                         r.xo[r.n] = ih * W - pl;
                         r.w[r.n++] = wp + kh * KW;
                     }
-                    if (!r.n)
+                    r.b0 = bv;
+                    if (!r.n) { /* the row lies in the padding */
+                        for (int64_t o = 0; o < OW; o++)
+                            yp[o] = bv;
                         continue;
+                    }
                     for (int64_t o = 0; o < ilo; o++)
                         dw_edge(yp, &r, sw, o, lo, hi);
                     dw_interior(yp, &r, sw, ilo, ihi, vhi);
