@@ -38,7 +38,7 @@ bool cv_epi_step_of(const carve_model *m, carve_node_id n, cv_epi_step *st, uint
         return false;
     int64_t opset = carve_model_opset(m, nd->domain);
     memset(st, 0, sizeof *st);
-    st->in[0] = st->in[1] = st->in[2] = st->in[3] = st->in[4] = CV_EPI_NONE;
+    memset(st->in, CV_EPI_NONE, sizeof st->in);
     size_t i = 0;
     while (i < sizeof step_ops / sizeof *step_ops && strcmp(nd->op, step_ops[i].name))
         i++;
@@ -113,7 +113,7 @@ static bool dead_after(const cv_epi *e, uint32_t t, int r)
 {
     for (uint32_t u = t + 1; u < e->n_steps; u++) {
         const cv_epi_step *s = &e->step[u];
-        int n = s->op == CV_EPI_CLIP ? 1 : 5;
+        int n = s->op == CV_EPI_CLIP ? 1 : (int)sizeof s->in;
         for (int j = 0; j < n; j++)
             if (s->in[j] == r)
                 return false;
@@ -169,7 +169,8 @@ static void merge_steps(cv_epi *e)
         } else {
             continue;
         }
-        cv_epi_step m = {CV_EPI_AFFINE, {(int8_t)x, sc, sh, CV_EPI_NONE, CV_EPI_NONE}, s[t + 1].dst, 0, 0};
+        cv_epi_step m = {CV_EPI_AFFINE, {(int8_t)x, sc, sh, CV_EPI_NONE, CV_EPI_NONE, CV_EPI_NONE, CV_EPI_NONE},
+                         s[t + 1].dst, 0, 0};
         s[t] = m;
         drop_steps(e, t, 1);
     }
@@ -188,8 +189,8 @@ static void merge_steps(cv_epi *e)
             q2 == x || (q2 != p && !dead_after(e, t + 2, q2)) || !reg_and_const(e, &s[t + 3], CV_EPI_DIV, p, &k) ||
             s[t + 3].in[0] != p || !dead_or_kept(e, t + 3, p))
             continue;
-        cv_epi_step m = {CV_EPI_HSWISHD, {(int8_t)x, c, k, CV_EPI_NONE, CV_EPI_NONE}, s[t + 3].dst,
-                         s[t + 1].a, s[t + 1].b};
+        cv_epi_step m = {CV_EPI_HSWISHD, {(int8_t)x, c, k, CV_EPI_NONE, CV_EPI_NONE, CV_EPI_NONE, CV_EPI_NONE},
+                         s[t + 3].dst, s[t + 1].a, s[t + 1].b};
         s[t] = m;
         drop_steps(e, t, 3);
     }
@@ -198,9 +199,21 @@ static void merge_steps(cv_epi *e)
         if (s[t].op == CV_EPI_AFFINE && s[t + 1].op == CV_EPI_HSWISHD && s[t + 1].in[0] == s[t].dst &&
             dead_or_kept(e, t + 1, s[t].dst)) {
             cv_epi_step m = {CV_EPI_AFFINE_HSWISHD,
-                             {s[t].in[0], s[t].in[1], s[t].in[2], s[t + 1].in[1], s[t + 1].in[2]},
+                             {s[t].in[0], s[t].in[1], s[t].in[2], s[t + 1].in[1], s[t + 1].in[2], CV_EPI_NONE,
+                              CV_EPI_NONE},
                              s[t + 1].dst, s[t + 1].a, s[t + 1].b};
             s[t] = m;
+            drop_steps(e, t, 1);
+        }
+    }
+    for (uint32_t t = 0; t + 1 < e->n_steps; t++) {
+        cv_epi_step *s = e->step;
+        if (s[t].op == CV_EPI_AFFINE_HSWISHD && s[t + 1].op == CV_EPI_AFFINE && s[t + 1].in[0] == s[t].dst &&
+            dead_or_kept(e, t + 1, s[t].dst)) {
+            s[t].op = CV_EPI_AFFINE_HSWISHD_AFFINE;
+            s[t].in[5] = s[t + 1].in[1];
+            s[t].in[6] = s[t + 1].in[2];
+            s[t].dst = s[t + 1].dst;
             drop_steps(e, t, 1);
         }
     }
@@ -327,6 +340,17 @@ static inline __attribute__((always_inline)) void run_step(const cv_epi_step *s,
         }
         break;
     }
+    case CV_EPI_AFFINE_HSWISHD_AFFINE: {
+        const float sc = p[1][0], sh = p[2][0], c = p[3][0], k = p[4][0], sc2 = p[5][0], sh2 = p[6][0];
+        for (size_t i = 0; i < n; i++) {
+            const float v = x[i] * sc + sh, t0 = v + c;
+            float t1 = t0 < a ? a : t0;
+            t1 = t1 > b ? b : t1;
+            const float h = (v * t1) / k;
+            d[i] = h * sc2 + sh2;
+        }
+        break;
+    }
     }
 }
 
@@ -355,9 +379,9 @@ void cv_epi_apply(const cv_epi *e, float *y, size_t off, size_t n)
         }
         for (uint32_t si = 0; si < e->n_steps; si++) {
             const cv_epi_step *s = &e->step[si];
-            const float *p[5];
-            int st[5];
-            for (int j = 0; j < 5; j++) {
+            const float *p[7];
+            int st[7];
+            for (int j = 0; j < 7; j++) {
                 int r = s->in[j];
                 st[j] = 1;
                 if (r == CV_EPI_NONE || (j > 0 && s->op == CV_EPI_CLIP)) {

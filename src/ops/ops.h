@@ -186,15 +186,15 @@ typedef enum {
     CV_EPI_RELU, CV_EPI_LEAKYRELU, CV_EPI_CLIP, CV_EPI_HARDSIGMOID, CV_EPI_HARDSWISH, CV_EPI_SIGMOID,
     /* merged by cv_epi_bind (several steps in one loop, same floats); in[1..] constant along a run:
      * AFFINE x * in1 + in2; HSWISHD (x * clip(x + in1, a, b)) / in2, the HardSwish spelled out;
-     * AFFINE_HSWISHD HSWISHD (with in3, in4) of AFFINE */
-    CV_EPI_AFFINE, CV_EPI_HSWISHD, CV_EPI_AFFINE_HSWISHD
+     * AFFINE_HSWISHD HSWISHD (with in3, in4) of AFFINE; ..._AFFINE then AFFINE (in5, in6) of that */
+    CV_EPI_AFFINE, CV_EPI_HSWISHD, CV_EPI_AFFINE_HSWISHD, CV_EPI_AFFINE_HSWISHD_AFFINE
 } cv_epi_op;
 
 /* An operand: a register (>= 0), external operand -1 - e, or CV_EPI_NONE. */
 #define CV_EPI_NONE INT8_MIN
 typedef struct cv_epi_step {
     uint8_t op;          /* cv_epi_op */
-    int8_t in[5];        /* binary: in[0] op in[1]; unary: in[0]; Clip: in[1], in[2] its bounds (or NONE) */
+    int8_t in[7];        /* binary: in[0] op in[1]; unary: in[0]; Clip: in[1], in[2] its bounds (or NONE) */
     int8_t dst;          /* register written */
     float a, b;          /* LeakyRelu/HardSigmoid alpha (beta); Clip's bounds once bound */
 } cv_epi_step;

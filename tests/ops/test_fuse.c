@@ -150,8 +150,9 @@ static uint32_t chain_len(carve_model *m, carve_node_id head)
 
 /* ---------------------------------------------------------------- cases */
 
-/* x -> Conv -> Mul s -> Add b -> [Add 3, Clip 0 6, Mul, Div 6] -> Add x -> Relu */
-static carve_model *conv_chain(carve_ctx *ctx, int64_t group, int64_t k, cv_val **x, carve_node_id *head)
+/* x -> Conv -> Mul s -> Add b -> [Add 3, Clip 0 6, Mul, Div 6] -> (tail: Mul 0.75 -> Add -0.25) -> Add x
+ * -> Relu */
+static carve_model *conv_chain(carve_ctx *ctx, int64_t group, int64_t k, bool tail, cv_val **x, carve_node_id *head)
 {
     carve_model *m = new_model(ctx, 13);
     int64_t xd[4] = {1, 8, 10, 12}, wd[4] = {8, 8 / group, k, k}, cd[3] = {8, 1, 1}, bd[1] = {8};
@@ -169,6 +170,10 @@ static carve_model *conv_chain(carve_ctx *ctx, int64_t group, int64_t k, cv_val 
     carve_value_id c = op(m, "Clip", "relu6", 3, cin);
     carve_value_id h = op2(m, "Mul", "gate", y, c);
     h = op2(m, "Div", "by6", h, scalar(m, "six2", 6.0f));
+    if (tail) {
+        h = op2(m, "Mul", "tail_scale", scalar(m, "three_q", 0.75f), h);
+        h = op2(m, "Add", "tail_shift", h, scalar(m, "minus_q", -0.25f));
+    }
     h = op2(m, "Add", "residual", h, xi);
     h = op1(m, "Relu", "relu", h);
     carve_graph_add_output(m, 0, h);
@@ -180,14 +185,18 @@ static void test_conv_chains(carve_ctx *ctx)
 {
     static const struct {
         int64_t group, k;
+        bool tail;
         const char *what;
-    } cases[] = {{1, 3, "conv 3x3 (im2col)"}, {8, 3, "depthwise 3x3"}, {1, 1, "pointwise 1x1"}, {2, 3, "grouped 3x3"}};
+    } cases[] = {{1, 3, false, "conv 3x3 (im2col)"},     {8, 3, false, "depthwise 3x3"},
+                 {1, 1, false, "pointwise 1x1"},         {2, 3, false, "grouped 3x3"},
+                 {8, 3, true, "depthwise 3x3, affine tail"}, {1, 1, true, "pointwise 1x1, affine tail"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cv_val *x;
         carve_node_id head;
-        carve_model *m = conv_chain(ctx, cases[i].group, cases[i].k, &x, &head);
-        OT_CHECK(chain_len(m, head) == 8, "%s: the chain holds the 8 nodes after the Conv (%u)", cases[i].what,
-                 chain_len(m, head));
+        carve_model *m = conv_chain(ctx, cases[i].group, cases[i].k, cases[i].tail, &x, &head);
+        uint32_t want = cases[i].tail ? 10 : 8;
+        OT_CHECK(chain_len(m, head) == want, "%s: the chain holds the %u nodes after the Conv (%u)", cases[i].what,
+                 want, chain_len(m, head));
         check_same(m, &x, 1, cases[i].what);
         cv_val_unref(x);
         carve_model_free(m);
@@ -303,7 +312,7 @@ static void test_trace_sees_every_value(carve_ctx *ctx)
 {
     cv_val *x;
     carve_node_id head;
-    carve_model *m = conv_chain(ctx, 1, 3, &x, &head);
+    carve_model *m = conv_chain(ctx, 1, 3, true, &x, &head);
     cv_val *out[1] = {NULL};
     uint32_t f = 0;
     traced = 0;
