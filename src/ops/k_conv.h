@@ -81,8 +81,9 @@ carve_status conv_prep(cv_kctx *k, const cv_val *x, const cv_val *wt, const cv_v
 carve_status conv_out_shape(const convg *g, int64_t *od);
 /* y = conv(x, w) + b on float32 (dbl false) or double data. */
 carve_status conv_fwd(cv_kctx *k, const convg *g, bool dbl, const void *x, const void *wt, const void *b, void *y);
-/* Depthwise 2-D (one input channel per group), float32, added to the bias
- * already in y (k_conv_dw.c). false on NOMEM. */
-bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y);
+/* Depthwise 2-D (one input channel per group), float32, plus bias b (or
+ * NULL), then the fused element-wise chain e (or NULL) on each plane
+ * (k_conv_dw.c). false on NOMEM. */
+bool conv_dw2d(const convg *g, const float *x, const float *wt, const float *b, float *y, const cv_epi *e);
 
 #endif /* CARVE_K_CONV_H */

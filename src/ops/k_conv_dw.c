@@ -45,6 +45,7 @@ typedef struct {
     int64_t *xo;
     const float **w;
     int64_t n, kw, dw;
+    float b0; /* the channel's bias: where each output's sum starts */
 } dwrows;
 
 #if defined(DW_VEC) && (defined(__clang__) || __GNUC__ >= 12)
@@ -59,24 +60,87 @@ static inline dw_vec dw_load2(const float *p)
 #define DW_STRIDE2 1
 #endif
 
+#if defined(DW_STRIDE2) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+/* Eight floats, one AVX2 register, where the CPU has it: the strips of
+ * dw_interior twice as wide. Lane by lane the same multiply, then add (no
+ * FMA: float expressions are not contracted in ISO C mode), so the same
+ * bits. Returns the first output it left to dw_interior. */
+typedef float dw_vec8 __attribute__((vector_size(32)));
+#define DW_AVX2 1
+
+__attribute__((target("avx2"))) static int64_t dw_strips8(float *restrict y, const dwrows *r, int64_t s, int64_t o,
+                                                          int64_t hi, int64_t vhi)
+{
+    int64_t KW = r->kw, dw = r->dw;
+    const float b = r->b0;
+    const dw_vec8 b8 = {b, b, b, b, b, b, b, b};
+    if (s == 1) {
+        for (; o + 16 <= hi; o += 16) {
+            dw_vec8 a0 = b8, a1 = b8;
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const float *xs = r->x + (r->xo[q] + o + kw * dw);
+                    float wq = r->w[q][kw];
+                    dw_vec8 x0, x1;
+                    memcpy(&x0, xs, sizeof x0);
+                    memcpy(&x1, xs + 8, sizeof x1);
+                    a0 += wq * x0;
+                    a1 += wq * x1;
+                }
+            memcpy(y + o, &a0, sizeof a0);
+            memcpy(y + o + 8, &a1, sizeof a1);
+        }
+        for (; o + 8 <= hi; o += 8) {
+            dw_vec8 a = b8;
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    dw_vec8 xv;
+                    memcpy(&xv, r->x + (r->xo[q] + o + kw * dw), sizeof xv);
+                    a += r->w[q][kw] * xv;
+                }
+            memcpy(y + o, &a, sizeof a);
+        }
+    } else if (s == 2) {
+        for (; o + 8 <= vhi; o += 8) {
+            dw_vec8 a;
+            a = b8;
+            for (int64_t q = 0; q < r->n; q++)
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const float *xs = r->x + (r->xo[q] + 2 * o + kw * dw);
+                    dw_vec8 u, v;
+                    memcpy(&u, xs, sizeof u);
+                    memcpy(&v, xs + 8, sizeof v);
+                    a += r->w[q][kw] * __builtin_shufflevector(u, v, 0, 2, 4, 6, 8, 10, 12, 14);
+                }
+            memcpy(y + o, &a, sizeof a);
+        }
+    }
+    return o;
+}
+#endif
+
 /* Outputs [lo, hi) of a row where every kernel column lands inside the
  * input: each output takes its taps in the order of the per-tap sweeps
  * (kernel rows, then columns), so its sum rounds as theirs did, but a strip
- * of 16 (then 4) outputs is held in registers over all taps: y is loaded
- * and stored once per strip instead of once per tap. Stride s is 1 or 2;
+ * of 16 (then 4) outputs is held in registers over all taps, starting from
+ * the bias: y is stored once per strip instead of once per tap. Stride s is 1 or 2;
  * vhi bounds the outputs whose stride-2 loads (8 floats for 4 outputs)
  * stay inside the row. */
 static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t lo, int64_t hi, int64_t vhi)
 {
     int64_t o = lo, KW = r->kw, dw = r->dw;
 #ifdef DW_VEC
+    const dw_vec b4 = {r->b0, r->b0, r->b0, r->b0};
+#endif
+#ifdef DW_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        o = dw_strips8(y, r, s, o, hi, vhi);
+#endif
+#ifdef DW_VEC
     if (s == 1) {
         for (; o + 4 * DW_VEC <= hi; o += 4 * DW_VEC) {
             dw_vec a0, a1, a2, a3;
-            memcpy(&a0, y + o, sizeof a0);
-            memcpy(&a1, y + o + DW_VEC, sizeof a1);
-            memcpy(&a2, y + o + 2 * DW_VEC, sizeof a2);
-            memcpy(&a3, y + o + 3 * DW_VEC, sizeof a3);
+            a0 = b4, a1 = b4, a2 = b4, a3 = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const float *xs = r->x + (r->xo[q] + o + kw * dw);
@@ -98,7 +162,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
         }
         for (; o + DW_VEC <= hi; o += DW_VEC) {
             dw_vec a;
-            memcpy(&a, y + o, sizeof a);
+            a = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     dw_vec xv;
@@ -112,8 +176,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
     if (s == 2) {
         for (; o + 2 * DW_VEC <= vhi; o += 2 * DW_VEC) {
             dw_vec a0, a1;
-            memcpy(&a0, y + o, sizeof a0);
-            memcpy(&a1, y + o + DW_VEC, sizeof a1);
+            a0 = b4, a1 = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++) {
                     const float *xs = r->x + (r->xo[q] + 2 * o + kw * dw);
@@ -126,7 +189,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
         }
         for (; o + DW_VEC <= vhi; o += DW_VEC) {
             dw_vec a;
-            memcpy(&a, y + o, sizeof a);
+            a = b4;
             for (int64_t q = 0; q < r->n; q++)
                 for (int64_t kw = 0; kw < KW; kw++)
                     a += r->w[q][kw] * dw_load2(r->x + (r->xo[q] + 2 * o + kw * dw));
@@ -137,7 +200,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
 #endif
     (void)vhi;
     for (; o < hi; o++) {
-        float a = y[o];
+        float a = r->b0;
         for (int64_t q = 0; q < r->n; q++)
             for (int64_t kw = 0; kw < KW; kw++)
                 a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * dw];
@@ -154,18 +217,20 @@ static void dw_edge(float *restrict y, const dwrows *r, int64_t s, int64_t o, co
         k0++;
     while (k1 > k0 && !(o >= lo[k1 - 1] && o < hi[k1 - 1]))
         k1--;
-    float a = y[o];
+    float a = r->b0;
     for (int64_t q = 0; q < r->n; q++)
         for (int64_t kw = k0; kw < k1; kw++)
             a += r->w[q][kw] * r->x[r->xo[q] + o * s + kw * r->dw];
     y[o] = a;
 }
 
-/* Depthwise 2-D (one input channel per group), float32, added to the bias
- * already in y. Strides 1 and 2 along the row: output by output over all
- * its taps (dw_interior, dw_edge). Other strides: one multiply-add sweep
- * per output row and kernel tap. */
-bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
+/* Depthwise 2-D (one input channel per group), float32, plus bias, then
+ * the fused chain e on each plane while it is in cache. Strides 1 and 2
+ * along the row: output by output over all its taps (dw_interior,
+ * dw_edge), each sum starting from the bias (r.b0), so y is only written.
+ * Other strides: the plane is filled with the bias, then one multiply-add
+ * sweep per output row and kernel tap. */
+bool conv_dw2d(const convg *g, const float *x, const float *wt, const float *b, float *y, const cv_epi *e)
 {
     const win *w = &g->w;
     int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1], KH = w->k[0], KW = w->k[1];
@@ -175,7 +240,7 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
     int64_t *lo = cv_malloc(nb), *hi = lo + KW;
     if (!lo)
         return false;
-    dwrows r = {NULL, hi + KW, (const float **)(hi + KW + KH), 0, KW, dw};
+    dwrows r = {NULL, hi + KW, (const float **)(hi + KW + KH), 0, KW, dw, 0.0f};
     /* outputs [ilo, ihi) have every kernel column inside the row; below
      * vhi, the one float past the last column read is too (stride 2) */
     int64_t ilo = 0, ihi = OW;
@@ -194,8 +259,11 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
         for (int64_t m = 0; m < g->M; m++) {
             const float *xp = x + (size_t)(nn * g->C + m / mult) * (size_t)(H * W);
             const float *wp = wt + (size_t)(m * KH * KW);
-            float *yp = y + (size_t)(nn * g->M + m) * (size_t)(OH * OW);
-            if (!fused) {
+            size_t yo = (size_t)(nn * g->M + m) * (size_t)(OH * OW);
+            float *yp = y + yo, bv = b ? b[m] : 0.0f;
+            if (!fused) { /* the sweeps add into y: it starts as the bias */
+                for (int64_t i = 0; i < OH * OW; i++)
+                    yp[i] = bv;
                 for (int64_t oh = 0; oh < OH; oh++, yp += OW)
                     for (int64_t kh = 0; kh < KH; kh++) {
                         int64_t ih = oh * sh - pt + kh * dh;
@@ -204,25 +272,31 @@ bool conv_dw2d(const convg *g, const float *x, const float *wt, float *y)
                         for (int64_t kw = 0; kw < KW; kw++)
                             tap_row(yp, xp + ih * W, wp[kh * KW + kw], sw, kw * dw - pl, lo[kw], hi[kw]);
                     }
-                continue;
-            }
-            for (int64_t oh = 0; oh < OH; oh++, yp += OW) {
-                r.x = xp, r.n = 0;
-                for (int64_t kh = 0; kh < KH; kh++) {
-                    int64_t ih = oh * sh - pt + kh * dh;
-                    if (ih < 0 || ih >= H)
+            } else {
+                for (int64_t oh = 0; oh < OH; oh++, yp += OW) {
+                    r.x = xp, r.n = 0;
+                    for (int64_t kh = 0; kh < KH; kh++) {
+                        int64_t ih = oh * sh - pt + kh * dh;
+                        if (ih < 0 || ih >= H)
+                            continue;
+                        r.xo[r.n] = ih * W - pl;
+                        r.w[r.n++] = wp + kh * KW;
+                    }
+                    r.b0 = bv;
+                    if (!r.n) { /* the row lies in the padding */
+                        for (int64_t o = 0; o < OW; o++)
+                            yp[o] = bv;
                         continue;
-                    r.xo[r.n] = ih * W - pl;
-                    r.w[r.n++] = wp + kh * KW;
+                    }
+                    for (int64_t o = 0; o < ilo; o++)
+                        dw_edge(yp, &r, sw, o, lo, hi);
+                    dw_interior(yp, &r, sw, ilo, ihi, vhi);
+                    for (int64_t o = ihi; o < OW; o++)
+                        dw_edge(yp, &r, sw, o, lo, hi);
                 }
-                if (!r.n)
-                    continue;
-                for (int64_t o = 0; o < ilo; o++)
-                    dw_edge(yp, &r, sw, o, lo, hi);
-                dw_interior(yp, &r, sw, ilo, ihi, vhi);
-                for (int64_t o = ihi; o < OW; o++)
-                    dw_edge(yp, &r, sw, o, lo, hi);
             }
+            if (e) /* the fused element-wise chain (ops.h) on the plane just made, in cache */
+                cv_epi_apply(e, y + yo, yo, (size_t)(OH * OW));
         }
     cv_free(lo);
     return true;

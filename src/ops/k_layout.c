@@ -477,6 +477,20 @@ carve_status k_slice(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint3
         out[0] = cv_val_ref(x);
         return CARVE_OK;
     }
+    /* one contiguous run of x's bytes: a view of them (cv_val_view) */
+    int64_t cst[CARVE_MAX_RANK];
+    sh_strides(x->rank, dims, cst);
+    bool run = true;
+    for (int i = 0; i < x->rank; i++)
+        run = run && (dims[i] <= 1 || ost[i] == cst[i]);
+    size_t es = sh_esize(x->dtype);
+    if (run && es && x->dtype != CARVE_STRING) {
+        cv_val *v = cv_val_view(x, x->rank, dims, base * es);
+        if (v) {
+            out[0] = v;
+            return CARVE_OK;
+        }
+    }
     return sh_strided_out(k, x, x->rank, dims, ost, base, out);
 }
 

@@ -249,6 +249,11 @@ carve_status k_matmul(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint
         st = cv_kerr(k, "matrices too large for BLAS (a dimension exceeds 2^31-1)");
     } else {
         mm_store(y, C, wk);
+        /* a fused element-wise chain (ops.h): one pass over the product */
+        if (k->epi && cv_epi_bind(k->epi, y->dtype, y->rank, y->dims)) {
+            cv_epi_apply(k->epi, y->data, 0, y->nelem);
+            k->epi->applied = true;
+        }
         out[0] = y;
         y = NULL;
     }
@@ -357,6 +362,10 @@ carve_status k_gemm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
             }
     }
     mm_store(y, W, wk);
+    if (k->epi && cv_epi_bind(k->epi, y->dtype, y->rank, y->dims)) {
+        cv_epi_apply(k->epi, y->data, 0, y->nelem);
+        k->epi->applied = true;
+    }
     out[0] = y;
     y = NULL;
 done:

@@ -528,6 +528,12 @@ static const char *const const_attrs[] = {"value", "value_float", "value_floats"
 /* The one value attribute of a Constant node, or an error. */
 static carve_status constant_attr(carve_model *m, carve_node_id n, const cv_attr **out, char *err, size_t errsz)
 {
+    /* the usual Constant, asked at every run: its one attribute, a tensor */
+    const cv_node *nd = &m->nodes[n];
+    if (nd->n_attr == 1 && nd->attr[0].kind == CARVE_ATTR_TENSOR && !strcmp(nd->attr[0].name, "value")) {
+        *out = &nd->attr[0];
+        return CARVE_OK;
+    }
     const cv_attr *found = NULL;
     int count = 0;
     for (size_t i = 0; i < sizeof const_attrs / sizeof *const_attrs; i++) {

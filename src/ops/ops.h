@@ -34,6 +34,8 @@ typedef struct carve_tensor {
     bool optional;   /* wrapped in an optional (Optional op outputs) */
     uint32_t n_items;
     struct carve_tensor **items;
+    struct carve_tensor *base; /* a view (cv_val_view): data is base's, held by a reference */
+    size_t base_off;           /* a view's first byte in base's data */
 } carve_tensor;
 typedef carve_tensor cv_val; /* the public carve_tensor is this struct */
 
@@ -63,6 +65,10 @@ cv_val *cv_val_ref(cv_val *v);
 void cv_val_unref(cv_val *v);
 /* Same shape, data as v (shares nothing); dims replaced (Reshape & co). */
 cv_val *cv_val_reshaped(const cv_val *v, int rank, const int64_t *dims);
+/* A view of v's bytes from byte off as a tensor of (rank, dims), holding a
+ * reference to their owner; NULL when v cannot be viewed (strings, 4-bit
+ * types, initializer bytes: callers copy) or on NOMEM. */
+cv_val *cv_val_view(const cv_val *v, int rank, const int64_t *dims, size_t off);
 
 /* Element access through double / int64: slow, for shape-like tensors and
  * generic fallbacks only. float16, bfloat16, float8 and 4-bit types are
@@ -106,11 +112,14 @@ size_t cv_nelem(int rank, const int64_t *dims);
 typedef struct cv_kctx cv_kctx;
 typedef struct cv_runner cv_runner;
 
+typedef struct cv_epi cv_epi;
+
 typedef struct cv_kctx {
     carve_model *m;
     carve_node_id node;
     int64_t opset;           /* version of the node's domain */
     const cv_runner *run;    /* the runtime running the node; NULL when a pass evaluates it (constant folding) */
+    cv_epi *epi;             /* element-wise steps to apply to output 0 as it is made, or NULL (epilogue, below) */
 } cv_kctx;
 
 /* What the runtime that runs a node lends its kernel, as functions: the
@@ -157,6 +166,62 @@ int cv_attr_ints(const carve_model *m, carve_node_id n, const char *name, const 
 int cv_attr_floats(const carve_model *m, carve_node_id n, const char *name, const float **v);
 const cv_tensor *cv_attr_t(const carve_model *m, carve_node_id n, const char *name);
 carve_graph_id cv_attr_g(const carve_model *m, carve_node_id n, const char *name);
+
+/* ================================================================ epilogue (k_epilogue.c)
+ *
+ * A chain of element-wise float32 ops the runtime asks a Conv, MatMul or
+ * Gemm kernel to apply to its output while each tile is still in cache,
+ * instead of one pass over memory per op (docs/performance.md, "Runtime").
+ * Each step computes exactly what the op's own kernel computes, element by
+ * element, in the same order: the fused output is bit-identical. A step
+ * reads registers (earlier values of the chain; register 0 is the output
+ * tile itself) and external operands (tensors the runtime binds: scalars,
+ * per-axis vectors, same-shape tensors). A kernel that cannot apply it
+ * (another dtype, a broadcast that is none of those) leaves `applied`
+ * false and the runtime runs the ops one by one. */
+
+enum { CV_EPI_MAX = 12, CV_EPI_REGS = 4, CV_EPI_EXT = 2 * CV_EPI_MAX };
+typedef enum {
+    CV_EPI_ADD, CV_EPI_SUB, CV_EPI_MUL, CV_EPI_DIV,
+    CV_EPI_RELU, CV_EPI_LEAKYRELU, CV_EPI_CLIP, CV_EPI_HARDSIGMOID, CV_EPI_HARDSWISH, CV_EPI_SIGMOID,
+    /* merged by cv_epi_bind (several steps in one loop, same floats); in[1..] constant along a run:
+     * AFFINE x * in1 + in2; HSWISHD (x * clip(x + in1, a, b)) / in2, the HardSwish spelled out;
+     * AFFINE_HSWISHD HSWISHD (with in3, in4) of AFFINE; ..._AFFINE then AFFINE (in5, in6) of that */
+    CV_EPI_AFFINE, CV_EPI_HSWISHD, CV_EPI_AFFINE_HSWISHD, CV_EPI_AFFINE_HSWISHD_AFFINE
+} cv_epi_op;
+
+/* An operand: a register (>= 0), external operand -1 - e, or CV_EPI_NONE. */
+#define CV_EPI_NONE INT8_MIN
+typedef struct cv_epi_step {
+    uint8_t op;          /* cv_epi_op */
+    int8_t in[7];        /* binary: in[0] op in[1]; unary: in[0]; Clip: in[1], in[2] its bounds (or NONE) */
+    int8_t dst;          /* register written */
+    float a, b;          /* LeakyRelu/HardSigmoid alpha (beta); Clip's bounds once bound */
+} cv_epi_step;
+
+typedef struct cv_epi_ext {
+    const cv_val *v;     /* bound by the runtime */
+    int axis;            /* by cv_epi_bind: -1 scalar, -2 same shape, else the one axis it varies along */
+    size_t inner, len;   /* that axis: elements after it in the output, its length */
+} cv_epi_ext;
+
+struct cv_epi {
+    uint32_t n_steps, n_ext;
+    cv_epi_step step[CV_EPI_MAX];
+    cv_epi_ext ext[CV_EPI_EXT];
+    size_t bound_n;      /* output elements, by cv_epi_bind */
+    bool applied;        /* set by the kernel that applied it */
+};
+
+/* Fills *st with node n's op as an epilogue step (params from its
+ * attributes; operands left to the caller) and tells which of its inputs
+ * it reads (*n_in). false: not an op an epilogue computes. */
+bool cv_epi_step_of(const carve_model *m, carve_node_id n, cv_epi_step *st, uint32_t *n_in);
+/* Checks the bound operands against the output's float32 shape and
+ * classifies them; false: the kernel must not apply e. */
+bool cv_epi_bind(cv_epi *e, carve_dtype dt, int rank, const int64_t *dims);
+/* Applies e's steps to y[0..n), elements off..off+n of the output. */
+void cv_epi_apply(const cv_epi *e, float *y, size_t off, size_t n);
 
 /* ================================================================ inference */
 
@@ -236,8 +301,10 @@ enum {
     CV_OP_READS_SHAPE = 1 << 12,  /* reads only input 0's shape, never its values (Shape, Size) */
     CV_OP_AXIS_SLICES = 1 << 13,  /* each slice along its `axis` attribute is computed on its own (Softmax-13):
                                    * Transposes that move that axis last and back keep its values */
-    CV_OP_FIXED_RANGE = 1 << 14   /* output 0 lies in a fixed range whatever the input (Sigmoid, Tanh): an NPU
+    CV_OP_FIXED_RANGE = 1 << 14,  /* output 0 lies in a fixed range whatever the input (Sigmoid, Tanh): an NPU
                                    * may compute it quantized at a fixed encoding */
+    CV_OP_EPI_HEAD = 1 << 15      /* its kernel applies an element-wise chain to output 0 as it makes it
+                                   * (the epilogue, below; src/runtime/fuse.c) */
 };
 
 typedef struct cv_op_def {

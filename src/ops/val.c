@@ -305,7 +305,24 @@ bool cv_pool_detach(cv_val *v)
                 return false;
         return true;
     }
-    if (v->kind != CV_VAL_TENSOR || v->borrowed || !pool_slab_of(t_pool, v->data))
+    if (v->kind != CV_VAL_TENSOR || v->borrowed)
+        return true;
+    if (v->base) {
+        /* a view: its owner's bytes (the owner may have been detached
+         * already), copied out when they are the pool's */
+        v->data = (char *)v->base->data + v->base_off;
+        if (!pool_slab_of(t_pool, v->data))
+            return true;
+        void *q = cv_malloc(v->nbytes ? v->nbytes : 1);
+        if (!q)
+            return false;
+        memcpy(q, v->data, v->nbytes);
+        cv_val_unref(v->base);
+        v->base = NULL;
+        v->data = q;
+        return true;
+    }
+    if (!pool_slab_of(t_pool, v->data))
         return true;
     void *q = cv_malloc(v->nbytes ? v->nbytes : 1);
     if (!q)
@@ -492,9 +509,38 @@ bool cv_val_copy_elems(cv_val *dst, size_t doff, const cv_val *src, size_t soff,
     return true;
 }
 
+cv_val *cv_val_view(const cv_val *v, int rank, const int64_t *dims, size_t off)
+{
+    size_t n;
+    if (v->kind != CV_VAL_TENSOR || v->dtype == CARVE_STRING || v->borrowed || carve_dtype_bits(v->dtype) < 8 ||
+        rank < 0 || rank > CARVE_MAX_RANK || !cv_shape_nelem(rank, dims, MAX_TENSOR_BYTES, &n))
+        return NULL;
+    size_t nb = cv_dtype_nbytes(v->dtype, n);
+    if (off > v->nbytes || nb > v->nbytes - off)
+        return NULL;
+    cv_val *c = alloc_val();
+    if (!c)
+        return NULL;
+    c->dtype = v->dtype;
+    c->optional = v->optional;
+    c->rank = rank;
+    if (rank)
+        memcpy(c->dims, dims, (size_t)rank * sizeof *dims);
+    c->nelem = n;
+    c->nbytes = nb;
+    c->data = (char *)v->data + off;
+    c->base = cv_val_ref(v->base ? v->base : (cv_val *)v);
+    c->base_off = (v->base ? v->base_off : 0) + off;
+    return c;
+}
+
 cv_val *cv_val_reshaped(const cv_val *v, int rank, const int64_t *dims)
 {
-    cv_val *c = cv_val_clone(v);
+    cv_val *c = cv_val_view(v, rank, dims, 0);
+    if (c || (v->kind == CV_VAL_TENSOR && v->dtype != CARVE_STRING && !v->borrowed &&
+              carve_dtype_bits(v->dtype) >= 8))
+        return c; /* a view, or out of memory */
+    c = cv_val_clone(v);
     if (!c)
         return NULL;
     c->rank = rank;
@@ -546,6 +592,8 @@ void cv_val_unref(cv_val *v)
         for (uint32_t i = 0; i < v->n_items; i++)
             cv_val_unref(v->items[i]);
         cv_free(v->items);
+    } else if (v->base) {
+        cv_val_unref(v->base);
     } else if (!v->borrowed) {
         if (v->dtype == CARVE_STRING && v->data) {
             char **s = v->data;

@@ -264,7 +264,7 @@ carve_status cv_fold_kernel(carve_model *m, carve_node_id n, cv_val **in, uint32
         return CARVE_ERR_UNSUPPORTED;
     for (uint32_t j = 0; j < n_out; j++)
         out[j] = NULL;
-    cv_kctx k = {m, n, carve_model_opset(m, nd->domain), NULL};
+    cv_kctx k = {m, n, carve_model_opset(m, nd->domain), NULL, NULL};
     cv_blas_threads(1); /* folding's GEMMs are small: no BLAS threads (blas.h) */
     carve_ctx saved = *m->ctx; /* a kernel failing here is not an error of folding */
     carve_status s = def->kernel(&k, in, n_in, out, n_out);

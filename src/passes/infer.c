@@ -50,7 +50,7 @@ static void try_compute(ipass *p, carve_node_id id, const cv_op_def *def)
     cv_val *in[16] = {0}, *out[8] = {0};
     for (uint32_t i = 0; i < n->n_in; i++)
         in[i] = n->in[i] == CARVE_NONE ? NULL : p->known[n->in[i]];
-    cv_kctx k = {m, id, carve_model_opset(m, n->domain), NULL};
+    cv_kctx k = {m, id, carve_model_opset(m, n->domain), NULL, NULL};
     carve_ctx saved = *m->ctx; /* a failing kernel here is not an error of inference */
     carve_status s = def->kernel(&k, in, n->n_in, out, n->n_out);
     *m->ctx = saved;

@@ -53,12 +53,15 @@ carve_status cv_interp_init(cv_interp *ip, carve_model *m)
     ip->env = cv_malloc(((size_t)m->n_values + 1) * sizeof *ip->env);
     ip->sched = cv_malloc(((size_t)m->n_graphs + 1) * sizeof *ip->sched);
     ip->defs = cv_malloc(((size_t)m->n_nodes + 1) * sizeof *ip->defs);
+    ip->skip = cv_malloc((size_t)m->n_nodes + 1);
     /* cleared before any failure: cv_interp_free walks them */
     if (ip->env)
         memset(ip->env, 0, ((size_t)m->n_values + 1) * sizeof *ip->env);
     if (ip->sched)
         memset(ip->sched, 0, ((size_t)m->n_graphs + 1) * sizeof *ip->sched);
-    if (!ip->env || !ip->sched || !ip->defs) {
+    if (ip->skip)
+        memset(ip->skip, 0, (size_t)m->n_nodes + 1);
+    if (!ip->env || !ip->sched || !ip->defs || !ip->skip) {
         cv_interp_free(ip);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
     }
@@ -86,10 +89,15 @@ void cv_interp_free(cv_interp *ip)
         for (uint32_t g = 0; g < ip->n_graphs; g++) {
             cv_free(ip->sched[g].release_start);
             cv_free(ip->sched[g].release);
+            cv_free(ip->sched[g].chain_at);
+            for (uint32_t c = 0; c < ip->sched[g].n_chains; c++)
+                cv_chain_free(&ip->sched[g].chains[c]);
+            cv_free(ip->sched[g].chains);
         }
     cv_free(ip->env);
     cv_free(ip->sched);
     cv_free(ip->defs);
+    cv_free(ip->skip);
     memset(ip, 0, sizeof *ip);
 }
 
@@ -101,7 +109,7 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     cv_graph *gr = &m->graphs[g];
     cv_sched *s = &ip->sched[g];
     uint32_t n = gr->nodes.n;
-    cv_ids defined = {0};
+    cv_ids defined = {0}, captured = {0};
     bool ok = true;
     /* values defined in g: inputs, initializers, node outputs */
     for (uint32_t i = 0; ok && i < gr->inputs.n; i++)
@@ -135,9 +143,11 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
             for (uint32_t k = 0; ok && k < cnt; k++) {
                 cv_ids caps = {0};
                 ok = cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], &caps);
-                for (uint32_t q = 0; q < caps.n; q++)
-                    if (m->values[caps.v[q]].graph == g)
+                for (uint32_t q = 0; ok && q < caps.n; q++)
+                    if (m->values[caps.v[q]].graph == g) {
                         last[caps.v[q]] = i;
+                        ok = cv_ids_push(&captured, caps.v[q]);
+                    }
                 cv_ids_free(&caps);
             }
         }
@@ -151,6 +161,7 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     if (!ok || !s->release_start || !s->release) {
         cv_free(last);
         cv_ids_free(&defined);
+        cv_ids_free(&captured);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
     }
     memset(s->release_start, 0, ((size_t)n + 2) * sizeof *s->release_start);
@@ -163,6 +174,7 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     if (!cursor) {
         cv_free(last);
         cv_ids_free(&defined);
+        cv_ids_free(&captured);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory preparing to run");
     }
     memcpy(cursor, s->release_start, ((size_t)n + 1) * sizeof *cursor);
@@ -172,6 +184,10 @@ static carve_status build_sched(cv_interp *ip, carve_graph_id g)
     cv_free(cursor);
     cv_free(last);
     cv_ids_free(&defined);
+    carve_status st = cv_fuse_plan(ip, g, &captured);
+    cv_ids_free(&captured);
+    if (st)
+        return st;
     s->built = true;
     return CARVE_OK;
 }
@@ -212,7 +228,21 @@ static carve_status check_output(cv_interp *ip, carve_node_id id, uint32_t j, co
     return CARVE_OK;
 }
 
-static carve_status run_node(cv_interp *ip, carve_node_id id)
+/* The head of chain ch (fuse.c) applies it unless every value is traced
+ * or a hook may run nodes its own way; e gets the chain bound to this run's
+ * values. */
+static bool bind_chain(cv_interp *ip, const cv_chain *ch, cv_epi *e)
+{
+    if (ip->trace || ip->hook)
+        return false;
+    *e = ch->proto;
+    for (uint32_t i = 0; i < e->n_ext; i++)
+        if (!(e->ext[i].v = ch->ext_own[i] ? ch->ext_own[i] : ip->env[ch->ext[i]]))
+            return false;
+    return true;
+}
+
+static carve_status run_node(cv_interp *ip, carve_node_id id, const cv_chain *ch)
 {
     carve_model *m = ip->m;
     const cv_node *nd = &m->nodes[id];
@@ -242,13 +272,30 @@ static carve_status run_node(cv_interp *ip, carve_node_id id)
     }
     memset(out, 0, nd->n_out * sizeof *out);
     cv_runner run = {ip, run_graph, cv_run_delegate, &ip->rng_seed};
-    cv_kctx k = {m, id, carve_model_opset(m, nd->domain), &run};
+    cv_epi epi;
+    cv_kctx k = {m, id, carve_model_opset(m, nd->domain), &run, ch && bind_chain(ip, ch, &epi) ? &epi : NULL};
     st = CARVE_ERR_UNSUPPORTED;
     if (ip->hook)
         st = ip->hook(&k, def, in, nd->n_in, out, nd->n_out, ip->hook_user);
     if (st == CARVE_ERR_UNSUPPORTED)
         st = def->kernel(&k, in, nd->n_in, out, nd->n_out);
+    if (k.epi && k.epi->applied && st == CARVE_OK && nd->n_out == 1 && out[0]) {
+        /* out[0] is the chain's last value: stored under its id, the
+         * chain's nodes skipped when their turn comes */
+        const cv_node *last = &m->nodes[ch->nodes[ch->n_nodes - 1]];
+        st = check_output(ip, ch->nodes[ch->n_nodes - 1], 0, out[0]);
+        if (st == CARVE_OK) {
+            cv_val_unref(ip->env[last->out[0]]);
+            ip->env[last->out[0]] = out[0];
+            out[0] = NULL;
+            for (uint32_t t = 0; t < ch->n_nodes; t++)
+                ip->skip[ch->nodes[t]] = 1;
+            ip->fused++;
+        }
+    }
     for (uint32_t j = 0; j < nd->n_out; j++) {
+        if (st == CARVE_OK && nd->out[j] != CARVE_NONE && !out[j] && k.epi && k.epi->applied)
+            continue; /* fused: the head's own output is not kept */
         if (st == CARVE_OK && nd->out[j] != CARVE_NONE) {
             if (!out[j])
                 st = cv_error(m->ctx, CARVE_ERR_INVALID, "node '%s' (%s): the kernel produced no output %u",
@@ -325,7 +372,11 @@ carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_
     }
     const cv_sched *s = &ip->sched[g];
     for (uint32_t i = 0; i < gr->nodes.n && !st; i++) {
-        st = run_node(ip, gr->nodes.v[i]);
+        carve_node_id id = gr->nodes.v[i];
+        if (ip->skip[id]) /* applied by its chain's head (fuse.c) */
+            ip->skip[id] = 0;
+        else
+            st = run_node(ip, id, s->chain_at[i] ? &s->chains[s->chain_at[i] - 1] : NULL);
         for (uint32_t r = s->release_start[i]; r < s->release_start[i + 1]; r++) {
             cv_val_unref(ip->env[s->release[r]]);
             ip->env[s->release[r]] = NULL;

@@ -6,11 +6,27 @@
 
 /* ================================================================ interp.c */
 
-/* Per-graph schedule: which values die after each node. Built lazily. */
+/* A Conv/MatMul/Gemm node and the element-wise nodes after it that its
+ * kernel applies as an epilogue (fuse.c). */
+typedef struct cv_chain {
+    carve_node_id head;
+    uint32_t n_nodes;
+    carve_node_id nodes[CV_EPI_MAX];  /* skipped when the head applied them */
+    carve_value_id final;             /* the last node's output: what the head's output becomes */
+    cv_epi proto;                     /* steps; ext[i].v bound from ext[] at run time */
+    carve_value_id ext[CV_EPI_EXT];
+    cv_val *ext_own[CV_EPI_EXT];      /* a Constant node's tensor after the head, wrapped; else NULL */
+} cv_chain;
+
+/* Per-graph schedule: which values die after each node, and the fusion
+ * plan. Built lazily. */
 typedef struct cv_sched {
     bool built;
     uint32_t *release_start; /* per node position, into release[] */
     uint32_t *release;       /* value ids */
+    uint32_t *chain_at;      /* per node position: 1 + index into chains[] of the chain it heads, or 0 */
+    cv_chain *chains;
+    uint32_t n_chains;
 } cv_sched;
 
 /* A hook that may run a node instead of its reference kernel (target
@@ -33,6 +49,8 @@ typedef struct cv_interp {
     cv_pool *pool;               /* tensor buffers of the outermost run: the model's, kept between runs */
     carve_value_fn trace;        /* told of every tensor a node computes (carve_model_run_traced) */
     void *trace_user;
+    uint8_t *skip;               /* by node id: a chain node its head already applied (fuse.c) */
+    uint32_t fused;              /* chains applied by their heads so far (tests, docs/performance.md) */
 } cv_interp;
 
 carve_status cv_interp_init(cv_interp *ip, carve_model *m);
@@ -43,6 +61,14 @@ void cv_interp_free(cv_interp *ip);
 carve_status cv_interp_run(cv_interp *ip, carve_graph_id g, cv_val **inputs, cv_val **outputs);
 /* The innermost interpreter running on the calling thread, or NULL. */
 cv_interp *cv_interp_current(void);
+
+/* ================================================================ fuse.c */
+
+/* Builds graph g's fusion plan into ip->sched[g] (chain_at, chains);
+ * captured: g's values that its nodes' subgraphs read (build_sched). */
+carve_status cv_fuse_plan(cv_interp *ip, carve_graph_id g, const cv_ids *captured);
+/* Frees what a chain owns (its Constants' wrappers). */
+void cv_chain_free(cv_chain *ch);
 
 /* ================================================================ delegate.c */
 
