@@ -3,7 +3,8 @@
 # on OCR det (1x3x640x640), OCR rec (1x3x48x320) and silero VAD (one 512-
 # sample frame at 16 kHz: a short run repeated often, where per-run overhead
 # shows; it runs 200 x RUNS times), same inputs, same run: time per run and
-# peak memory of each, and their ratio. carve runs one thread too
+# peak memory of each, and their ratio; each after one untimed warm-up run
+# (`carve run --warmup 1`, tests/ort/bench.js likewise). carve runs one thread too
 # (`carve run --threads 1`, the default; OPENBLAS_NUM_THREADS does not change
 # carve's count, docs/performance.md). The machine's load average is printed
 # first: on a shared machine the times move with it.
@@ -28,8 +29,8 @@ run() {
     args+=(--input "$(basename "$f" .npy)=$f")
   done
   local c o
-  c=$("$BUILD/carve" run "$model" "${args[@]}" --threads 1 --repeat "$runs" | grep '^time per run')
-  o=$(node "$ROOT/tests/ort/bench.js" "$model" "$dir" "$runs")
+  c=$("$BUILD/carve" run "$model" "${args[@]}" --threads 1 --warmup 1 --repeat "$runs" | grep '^time per run')
+  o=$(node "$ROOT/tests/ort/bench.js" "$model" "$dir" "$runs" | grep '^time per run')
   local cm om
   cm=$(sed -E 's/^time per run: ([0-9.]+) ms mean.*/\1/' <<<"$c")
   om=$(sed -E 's/^time per run: ([0-9.]+) ms mean.*/\1/' <<<"$o")

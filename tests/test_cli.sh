@@ -171,6 +171,17 @@ case_run_repeat() {
   run run "$EXAMPLE" --random-inputs 1 --repeat 0
   expect_rc 2
   expect_err "--repeat takes a count from 1 to 1000000000"
+  # --warmup: untimed runs first; the first run's time on a line of its own
+  run run "$EXAMPLE" --random-inputs 1 --repeat 2 --warmup 1
+  expect_rc 0
+  expect_out_re '^first run: [0-9]+\.[0-9]{3} ms \(one of 1 warm-up runs, not in the time per run\)$'
+  expect_out_re '^time per run: [0-9]+\.[0-9]{3} ms mean, [0-9]+\.[0-9]{3} ms best over 2 runs; peak memory'
+  run run "$EXAMPLE" --random-inputs 1 --warmup 1
+  expect_rc 2
+  expect_err "--warmup goes with --repeat"
+  run run "$EXAMPLE" --random-inputs 1 --repeat 2 --warmup x
+  expect_rc 2
+  expect_err "--warmup takes a count from 0 to 1000000"
 }
 
 case_cpu_nodes_file() {

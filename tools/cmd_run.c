@@ -28,6 +28,9 @@ static void usage(FILE *f)
                "                        (floats in [-1,1), integers in [0,10), booleans)\n"
                "  --dim NAME=VALUE      size of symbolic dim NAME for random inputs (default 1)\n"
                "  --repeat N            run N times (1 to 10^9) and print the time per run and peak memory\n"
+               "  --warmup N            with --repeat: first run N more times, untimed (0 to 10^6; default 0),\n"
+               "                        and print the first run's time (it loads and compiles each\n"
+               "                        Delegate's backend) on a line of its own\n"
                "  --output-dir DIR      write each output as DIR/<name>.npy (.pb for dtypes numpy lacks),\n"
                "                        and the inputs used as DIR/inputs/<name>.npy; characters a file\n"
                "                        name cannot hold become _, and two outputs that would then share\n"
@@ -326,7 +329,7 @@ int cmd_run(int argc, char **argv)
     cli_inputs ci = {0};
     cli_backends cb = {0};
     bool reference = false;
-    long repeat = 0;
+    long repeat = 0, warmup = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -350,6 +353,13 @@ int cmd_run(int argc, char **argv)
                 return cli_usage_error("run", "--repeat takes a count from 1 to 1000000000");
             }
             repeat = (long)x;
+        } else if (!strcmp(a, "--warmup")) {
+            uint64_t x = 0;
+            if (!has_val || !cli_parse_u64(argv[++i], 1000000, &x)) {
+                cli_inputs_free(&ci);
+                return cli_usage_error("run", "--warmup takes a count from 0 to 1000000");
+            }
+            warmup = (long)x;
         } else if (!strcmp(a, "--output-dir")) {
             if (!has_val)
                 return cli_usage_error("run", "--output-dir takes a folder");
@@ -368,6 +378,10 @@ int cmd_run(int argc, char **argv)
     }
     if (!path)
         return cli_usage_error("run", "no model given");
+    if (warmup && !repeat) {
+        cli_inputs_free(&ci);
+        return cli_usage_error("run", "--warmup goes with --repeat");
+    }
     carve_ctx *ctx = carve_ctx_new();
     carve_model *m = cli_backends_load(ctx, &cb, "run") ? cli_load(ctx, path) : NULL;
     if (m && reference)
@@ -397,11 +411,11 @@ int cmd_run(int argc, char **argv)
                 dump_one(&dump, carve_value_name(m, carve_graph_input(m, g, i)), in[i], true);
         rc = dump.rc;
     }
-    double best = 1e300, total = 0;
+    double best = 1e300, total = 0, first = 0;
     /* OpenBLAS loads on the first GEMM: here, before the clock starts (it
      * loaded with the process before, and a process's start is not a run) */
     cv_blas_preload();
-    for (long r = 0; rc == EXIT_OK && r < (repeat ? repeat : 1); r++) {
+    for (long r = 0; rc == EXIT_OK && r < warmup + (repeat ? repeat : 1); r++) {
         for (size_t i = 0; i < n_out; i++) {
             carve_tensor_free(out[i]);
             out[i] = NULL;
@@ -414,14 +428,20 @@ int cmd_run(int argc, char **argv)
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        total += ms;
-        best = ms < best ? ms : best;
+        if (r == 0)
+            first = ms;
+        if (r >= warmup) {
+            total += ms;
+            best = ms < best ? ms : best;
+        }
     }
     if (rc == EXIT_OK && repeat) {
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
         double mean = total / (double)repeat;
         int dec = mean < 10 ? 3 : 1; /* short runs (a VAD frame) need the digits */
+        if (warmup)
+            printf("first run: %.*f ms (one of %ld warm-up runs, not in the time per run)\n", dec, first, warmup);
         printf("time per run: %.*f ms mean, %.*f ms best over %ld runs; peak memory %.1f MiB\n", dec, mean, dec, best,
                repeat, (double)ru.ru_maxrss / 1024.0);
     }
