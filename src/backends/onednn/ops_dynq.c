@@ -80,6 +80,16 @@ typedef struct dq_ctx {
     size_t count;
 } dq_ctx;
 
+/* Widens the range [*mn, *mx] to take lo and hi in: the comparisons are
+ * false for a NaN, so NaNs are skipped. */
+static inline void widen(float *mn, float *mx, float lo, float hi)
+{
+    if (lo < *mn)
+        *mn = lo;
+    if (hi > *mx)
+        *mx = hi;
+}
+
 /* The range, scale and zero point exactly as k_dynquantize computes them. */
 static void dq_range(void *vctx)
 {
@@ -106,36 +116,19 @@ static void dq_range(void *vctx)
         float a[4], z[4];
         _mm_storeu_ps(a, vmn);
         _mm_storeu_ps(z, vmx);
-        for (int l = 0; l < 4; l++) {
-            if (a[l] < lmn)
-                lmn = a[l];
-            if (z[l] > lmx)
-                lmx = z[l];
-        }
+        for (int l = 0; l < 4; l++)
+            widen(&lmn, &lmx, a[l], z[l]);
 #else
 #pragma omp for nowait
         for (long k = 0; k < nb; k++)
-            for (size_t i = (size_t)k * 64; i < (size_t)k * 64 + 64; i++) {
-                if (x[i] < lmn)
-                    lmn = x[i];
-                if (x[i] > lmx)
-                    lmx = x[i];
-            }
+            for (size_t i = (size_t)k * 64; i < (size_t)k * 64 + 64; i++)
+                widen(&lmn, &lmx, x[i], x[i]);
 #endif
 #pragma omp single nowait
-        for (size_t i = (size_t)nb * 64; i < n; i++) {
-            if (x[i] < lmn)
-                lmn = x[i];
-            if (x[i] > lmx)
-                lmx = x[i];
-        }
+        for (size_t i = (size_t)nb * 64; i < n; i++)
+            widen(&lmn, &lmx, x[i], x[i]);
 #pragma omp critical
-        {
-            if (lmn < mn)
-                mn = lmn;
-            if (lmx > mx)
-                mx = lmx;
-        }
+        widen(&mn, &mx, lmn, lmx);
     }
     float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
     float zpf = 0.0f - mn / scale;
@@ -172,29 +165,8 @@ bool dn_op_dynquant(dn_builder *b, carve_node_id n)
     if (dnnl_memory_desc_get_size(&xmd) != dn_count(x) * sizeof(float))
         dn_plain_md(&xmd, nd, x->dims);
     dnnl_memory_desc_init_by_tag(&ymd, nd, x->dims, dnnl_u8, dnnl_format_tag_any);
-    dnnl_binary_desc_t d;
-    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_div, &xmd, &pmd, &ymd);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, "a DynamicQuantizeLinear (binary div)");
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_post_ops_t po = NULL;
-    st = dnnl_primitive_attr_create(&attr);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_create(&po);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_round, 0.0f, 0.0f);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_append_binary(po, dnnl_binary_add, &pmd);
-    if (st == dnnl_success)
-        st = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_primitive_desc_t pd = NULL;
-    bool ok = st == dnnl_success ? dn_pd(b, &d, attr, &pd, "a DynamicQuantizeLinear")
-                                 : dn_dnnl_fail(b, st, "post-ops");
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
-    if (!ok)
+    if (!dn_qdq_pd(b, "DynamicQuantizeLinear", &xmd, &pmd, &ymd, true, &pd))
         return false;
     if (b->check)
         return dn_step_add(b, pd, 0, NULL);
