@@ -377,5 +377,11 @@ const carve_backend *cv_onednn_backend(void);
 dn_op_fn dn_op_find(const char *op);
 /* Checks the node's tensors (float32, static non-empty shapes). */
 bool dn_check_tensors(dn_builder *b, carve_node_id n);
+/* Every input and output of n has a known rank oneDNN takes and fixed
+ * dims. data_f32: input and output 0 (the data) are float32 and not empty,
+ * the other inputs (shapes, axes, scales, an empty roi) are the op's; else
+ * (ops_dynq.c's integer ops, which check their own dtypes) every tensor is
+ * not empty. */
+bool dn_check_shapes(dn_builder *b, carve_node_id n, bool data_f32);
 
 #endif /* CARVE_DN_H */

@@ -41,31 +41,6 @@ static bool is_op(const dn_builder *b, carve_node_id n, const char *op)
     return !*carve_node_domain(b->m, n) && !strcmp(carve_node_op(b->m, n), op);
 }
 
-/* Every input and output of n has a static, non-empty shape. */
-static bool static_shapes(dn_builder *b, carve_node_id n)
-{
-    for (int pass = 0; pass < 2; pass++) {
-        size_t cnt = pass ? carve_node_output_count(b->m, n) : carve_node_input_count(b->m, n);
-        for (size_t i = 0; i < cnt; i++) {
-            carve_value_id v = pass ? carve_node_output(b->m, n, i) : carve_node_input(b->m, n, i);
-            if (v == CARVE_NONE)
-                continue;
-            int r = carve_value_rank(b->m, v);
-            if (r < 0)
-                return dn_fail(b, DN_R_SHAPE, "%s %zu '%s' has an unknown shape", pass ? "output" : "input", i,
-                               carve_value_name(b->m, v));
-            for (int d = 0; d < r; d++) {
-                carve_dim dim = carve_value_dim(b->m, v, d);
-                if (dim.value <= 0)
-                    return dn_fail(b, dim.value < 0 ? DN_R_SHAPE : DN_R_INPUT, "%s %zu '%s' dim %d is %s",
-                                   pass ? "output" : "input", i, carve_value_name(b->m, v), d,
-                                   dim.value < 0 ? "not fixed (fix it with --dim)" : "0");
-            }
-        }
-    }
-    return true;
-}
-
 static void *mem_ptr(dnnl_memory_t m)
 {
     void *h = NULL;
@@ -142,7 +117,7 @@ static void dq_range(void *vctx)
 
 bool dn_op_dynquant(dn_builder *b, carve_node_id n)
 {
-    if (!static_shapes(b, n))
+    if (!dn_check_shapes(b, n, false))
         return false;
     dn_val *x = dn_in(b, n, 0);
     if (!x)
@@ -209,7 +184,7 @@ bool dn_op_dynquant(dn_builder *b, carve_node_id n)
 
 bool dn_op_cast(dn_builder *b, carve_node_id n)
 {
-    if (!static_shapes(b, n))
+    if (!dn_check_shapes(b, n, false))
         return false;
     int64_t to = dn_attr_i(b, n, "to", 0);
     dn_val *x = dn_in_any(b, n, 0);
@@ -425,7 +400,7 @@ typedef struct qjob {
  * x/A 0, w/B 1, x_zero_point 2, w_zero_point 3). */
 static bool q_inputs(dn_builder *b, qjob *j)
 {
-    if (!static_shapes(b, j->n))
+    if (!dn_check_shapes(b, j->n, false))
         return false;
     if (!dn_isa_vnni())
         return dn_fail(b, DN_R_DTYPE,
