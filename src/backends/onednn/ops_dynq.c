@@ -586,14 +586,20 @@ static bool q_finish(dn_builder *b, qjob *j, const void *desc, const dnnl_memory
     return dn_step_add(b, pd, nargs, args);
 }
 
-/* The int32 destination (no Cast after): exact only below 2^24. */
-static bool q_bound(dn_builder *b, const qjob *j)
+/* The destination: f32 through the Cast after the node (compile mode; the
+ * check mode asks the fused form), else int32, exact only below 2^24.
+ * Frees the weights when refused. */
+static bool q_dest(dn_builder *b, qjob *j)
 {
+    if (!b->check)
+        j->cast = cast_of(b, j->yv);
     if (b->check || j->cast != CARVE_NONE || j->cw.bound < 16777216.0)
         return true;
-    return dn_fail(b, DN_R_INPUT,
-                   "%s: its int32 sums can reach %.0f; oneDNN converts them through float32, exact only below 2^24 "
-                   "(%s -> Cast -> Mul by a scalar is exact at any size)", j->op, j->cw.bound, j->op);
+    dn_fail(b, DN_R_INPUT,
+            "%s: its int32 sums can reach %.0f; oneDNN converts them through float32, exact only below 2^24 "
+            "(%s -> Cast -> Mul by a scalar is exact at any size)", j->op, j->cw.bound, j->op);
+    ci_free(&j->cw);
+    return false;
 }
 
 bool dn_op_convinteger(dn_builder *b, carve_node_id n)
@@ -621,14 +627,8 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
     s.k = x->rank - 2;
     for (int d = 0; d < s.k; d++)
         s.kernel[d] = w->dims[2 + d];
-    if (!dn_read_spatial(b, n, x, &yt, false, &s) || !ci_weights(b, n, w, false, &j.cw))
+    if (!dn_read_spatial(b, n, x, &yt, false, &s) || !ci_weights(b, n, w, false, &j.cw) || !q_dest(b, &j))
         return false;
-    if (!b->check)
-        j.cast = cast_of(b, j.yv);
-    if (!q_bound(b, &j)) {
-        ci_free(&j.cw);
-        return false;
-    }
     bool fused = b->check || j.cast != CARVE_NONE; /* check mode: the fused form (f32) is asked */
     dnnl_dims_t xd, wd;
     memcpy(xd, x->dims, sizeof xd);
@@ -665,14 +665,8 @@ bool dn_op_matmulinteger(dn_builder *b, carve_node_id n)
     if (w->rank != 2 || x->rank < 2 || x->rank > 4 || x->dims[x->rank - 1] != w->dims[0] || j.ynd != x->rank)
         return dn_fail(b, DN_R_INPUT, "MatMulInteger: A of rank %d and B of rank %d; the onednn backend takes A [..., "
                                       "M, K] (rank 2 to 4) and a 2-D B [K, N]", x->rank, w->rank);
-    if (!ci_weights(b, n, w, true, &j.cw))
+    if (!ci_weights(b, n, w, true, &j.cw) || !q_dest(b, &j))
         return false;
-    if (!b->check)
-        j.cast = cast_of(b, j.yv);
-    if (!q_bound(b, &j)) {
-        ci_free(&j.cw);
-        return false;
-    }
     bool fused = b->check || j.cast != CARVE_NONE;
     int nd = x->rank;
     size_t kx = j.cw.ic + j.cw.n_extra, nn = j.cw.oc;
