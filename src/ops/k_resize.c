@@ -79,31 +79,22 @@ typedef struct {
  * a quantized model turns a last bit into a different quantized value
  * (DynamicQuantizeLinear rounds x / scale): through its many Resize and
  * DynamicQuantizeLinear nodes, imgly small's decoder drifted 0.28 from
- * onnxruntime with the separable order. */
-typedef struct {
-    size_t i1, i2; /* the two neighbours */
-    float w1, w2;  /* their weights */
-} bltap;
-
-/* The source coordinate in float32 with onnxruntime's expressions; the
- * lengths are the spec's (length_resized is in * scale as a real, as in
- * orig_coord). onnxruntime skips the transform of an axis of scale 1: for
- * every mode but tf_half_pixel_for_nn the formula gives x there anyway (up
- * to rounding), that one shifts by half a pixel in the spec. */
-static float orig_coord_f32(const rattrs *a, const rshape *rs, int d, int64_t xo)
+ * onnxruntime with the separable order. The taps (k_resize.h) serve the
+ * oneDNN backend's linear Resize too. */
+float rs_coord_f32(ctmode ct, float s, int64_t in, int64_t out, double len, int64_t xo)
 {
-    float x = (float)xo, s = rs->fscale[d], in = (float)rs->in[d];
-    if (s == 1.0f && a->ct != CT_TF_HALF_PIXEL_FOR_NN)
+    float x = (float)xo, fin = (float)in;
+    if (s == 1.0f && ct != CT_TF_HALF_PIXEL_FOR_NN)
         return x;
-    switch (a->ct) {
+    switch (ct) {
     case CT_HALF_PIXEL: return (x + 0.5f) / s - 0.5f;
     case CT_HALF_PIXEL_SYMMETRIC: {
-        float adj = (float)rs->out[d] / (s * in);
-        float off = in / 2 * (1 - adj);
+        float adj = (float)out / (s * fin);
+        float off = fin / 2 * (1 - adj);
         return (float)((double)off + ((double)x + 0.5) / (double)s - 0.5);
     }
-    case CT_PYTORCH_HALF_PIXEL: return rs->len[d] > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
-    case CT_ALIGN_CORNERS: return rs->len[d] == 1 ? 0.0f : x * (in - 1) / ((float)rs->len[d] - 1);
+    case CT_PYTORCH_HALF_PIXEL: return len > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
+    case CT_ALIGN_CORNERS: return len == 1 ? 0.0f : x * (fin - 1) / ((float)len - 1);
     case CT_ASYMMETRIC: return x / s;
     case CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5f) / s;
     case CT_TF_CROP_AND_RESIZE: break; /* not on this path */
@@ -111,12 +102,11 @@ static float orig_coord_f32(const rattrs *a, const rshape *rs, int d, int64_t xo
     return x;
 }
 
-static void bilinear_taps(const rattrs *a, const rshape *rs, int d, bltap *t)
+void rs_bilinear_taps(ctmode ct, float s, int64_t in, int64_t out, double len, rs_bltap *t)
 {
-    int64_t in = rs->in[d];
     float last = (float)(in - 1);
-    for (int64_t xo = 0; xo < rs->out[d]; xo++) {
-        float c = orig_coord_f32(a, rs, d, xo);
+    for (int64_t xo = 0; xo < out; xo++) {
+        float c = rs_coord_f32(ct, s, in, out, len, xo);
         if (!(c > 0)) /* NaN too, as std::max(0.0f, std::min(c, last)) */
             c = 0;
         if (c > last)
@@ -155,14 +145,14 @@ static carve_status bilinear_f32(cv_kctx *k, const rjob *j, int d, const float *
     const rshape *rs = &j->rs;
     size_t ih = (size_t)rs->in[d], iw = (size_t)rs->in[d + 1], oh = (size_t)rs->out[d], ow = (size_t)rs->out[d + 1];
     size_t outer = cv_nelem(d, rs->in), inner = cv_nelem(rs->rank - d - 2, rs->in + d + 2);
-    bltap *ty = cv_malloc(oh * sizeof *ty + 1), *tx = cv_malloc(ow * sizeof *tx + 1);
+    rs_bltap *ty = cv_malloc(oh * sizeof *ty + 1), *tx = cv_malloc(ow * sizeof *tx + 1);
     if (!ty || !tx) {
         cv_free(ty);
         cv_free(tx);
         return cv_knomem(k);
     }
-    bilinear_taps(&j->a, rs, d, ty);
-    bilinear_taps(&j->a, rs, d + 1, tx);
+    rs_bilinear_taps(j->a.ct, rs->fscale[d], rs->in[d], rs->out[d], rs->len[d], ty);
+    rs_bilinear_taps(j->a.ct, rs->fscale[d + 1], rs->in[d + 1], rs->out[d + 1], rs->len[d + 1], tx);
     for (size_t p = 0; p < outer; p++) {
         const float *s = src + p * ih * iw * inner;
         float *o = dst + p * oh * ow * inner;
@@ -171,7 +161,7 @@ static carve_status bilinear_f32(cv_kctx *k, const rjob *j, int d, const float *
             float wy1 = ty[y].w1, wy2 = ty[y].w2;
             if (inner == 1) {
                 for (size_t x = 0; x < ow; x++) {
-                    const bltap *t = &tx[x];
+                    const rs_bltap *t = &tx[x];
                     o[x] = t->w1 * wy1 * r1[t->i1] + t->w2 * wy1 * r1[t->i2] + t->w1 * wy2 * r2[t->i1] +
                            t->w2 * wy2 * r2[t->i2];
                 }
@@ -179,7 +169,7 @@ static carve_status bilinear_f32(cv_kctx *k, const rjob *j, int d, const float *
                 continue;
             }
             for (size_t x = 0; x < ow; x++, o += inner) {
-                const bltap *t = &tx[x];
+                const rs_bltap *t = &tx[x];
                 float c11 = t->w1 * wy1, c12 = t->w2 * wy1, c21 = t->w1 * wy2, c22 = t->w2 * wy2;
                 const float *a11 = r1 + t->i1 * inner, *a12 = r1 + t->i2 * inner;
                 const float *a21 = r2 + t->i1 * inner, *a22 = r2 + t->i2 * inner;

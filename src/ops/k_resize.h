@@ -77,4 +77,26 @@ double rs_orig_coord(const rattrs *a, const rshape *rs, int d, int64_t xo);
 /* Builds the taps of axis d. false on NOMEM. */
 bool rs_amap_build(const rattrs *a, const rshape *rs, int d, amap *m);
 
+/* ---------------------------------------------------------------- float32 bilinear taps */
+
+/* The bilinear path's taps of one axis, as onnxruntime rounds in float32
+ * (k_resize.c, bilinear_f32; the oneDNN backend's linear Resize host step
+ * uses them too, to the bit): the source coordinate clamped into
+ * [0, in - 1], the neighbours its floor and the next pixel (at the last
+ * pixel both are it, weighted 1/2 each). */
+typedef struct {
+    size_t i1, i2; /* the two neighbours */
+    float w1, w2;  /* their weights */
+} rs_bltap;
+
+/* The source coordinate of output xo in float32 with onnxruntime's
+ * expressions: s the scale as onnxruntime holds it (rshape.fscale), in and
+ * out the axis' lengths, len the spec's length_resized (in * scale as a
+ * real). onnxruntime skips the transform of an axis of scale 1: for every
+ * mode but tf_half_pixel_for_nn the formula gives x there anyway (up to
+ * rounding), that one shifts by half a pixel in the spec. */
+float rs_coord_f32(ctmode ct, float s, int64_t in, int64_t out, double len, int64_t xo);
+/* Fills t[0 .. out) with the taps of an axis. */
+void rs_bilinear_taps(ctmode ct, float s, int64_t in, int64_t out, double len, rs_bltap *t);
+
 #endif /* CARVE_K_RESIZE_H */

@@ -76,8 +76,12 @@ TEST(symbolic_dim_refused)
     carve_value_id x = carve_graph_add_input(t.m, t.g, "x", CARVE_FLOAT, 2, d);
     carve_value_id y = dt_op1(&t, "Relu", x);
     dt_output(&t, y);
+    /* the integer ops (ops_dynq.c) check their shapes the same way */
+    carve_node_id q = dt_node(&t, "DynamicQuantizeLinear", 1, IDS(x), 3);
+    dt_output(&t, carve_node_output(t.m, q, 0));
     REQUIRE(dt_finish(&t));
-    DT_REFUSED(&t, carve_value_producer(t.m, y), "dynamic_shape", "symbolic: batch");
+    DT_REFUSED(&t, carve_value_producer(t.m, y), "dynamic_shape", "input 0 'x' dim 0 is symbolic: batch");
+    DT_REFUSED(&t, q, "dynamic_shape", "input 0 'x' dim 0 is symbolic: batch; fix it with --dim");
     dt_free(&t);
 }
 

@@ -114,12 +114,8 @@ static void set_threads(void) { omp_set_num_threads(carve_get_threads()); }
 
 /* ------------------------------------------------------------ supports_node */
 
-bool dn_check_tensors(dn_builder *b, carve_node_id n)
+bool dn_check_shapes(dn_builder *b, carve_node_id n, bool data_f32)
 {
-    dn_op_fn fn = dn_op_find(carve_node_op(b->m, n));
-    if (fn == dn_op_dequantize || fn == dn_op_quantize || fn == dn_op_dynquant || fn == dn_op_convinteger ||
-        fn == dn_op_matmulinteger || fn == dn_op_cast)
-        return true; /* ops_qdq.c and ops_dynq.c check their own */
     for (int pass = 0; pass < 2; pass++) {
         size_t cnt = pass ? carve_node_output_count(b->m, n) : carve_node_input_count(b->m, n);
         for (size_t i = 0; i < cnt; i++) {
@@ -135,7 +131,7 @@ bool dn_check_tensors(dn_builder *b, carve_node_id n)
                                carve_value_name(b->m, v), r, DNNL_MAX_NDIMS);
             /* Data tensors are float32 and not empty; other inputs
              * (shapes, axes, scales, an empty roi, bounds) are the op's. */
-            bool data = i == 0;
+            bool data = i == 0 || !data_f32;
             for (int d = 0; d < r; d++) {
                 carve_dim dim = carve_value_dim(b->m, v, d);
                 if (dim.value < 0)
@@ -146,12 +142,21 @@ bool dn_check_tensors(dn_builder *b, carve_node_id n)
                     return dn_fail(b, DN_R_INPUT, "%s %zu '%s' is empty (dim %d is 0)", role, i,
                                    carve_value_name(b->m, v), d);
             }
-            if (data && carve_value_dtype(b->m, v) != CARVE_FLOAT)
+            if (data_f32 && data && carve_value_dtype(b->m, v) != CARVE_FLOAT)
                 return dn_fail(b, DN_R_DTYPE, "%s %zu '%s' is %s; the onednn backend takes float32", role, i,
                                carve_value_name(b->m, v), carve_dtype_name(carve_value_dtype(b->m, v)));
         }
     }
     return true;
+}
+
+bool dn_check_tensors(dn_builder *b, carve_node_id n)
+{
+    dn_op_fn fn = dn_op_find(carve_node_op(b->m, n));
+    if (fn == dn_op_dequantize || fn == dn_op_quantize || fn == dn_op_dynquant || fn == dn_op_convinteger ||
+        fn == dn_op_matmulinteger || fn == dn_op_cast)
+        return true; /* ops_qdq.c and ops_dynq.c check their own */
+    return dn_check_shapes(b, n, true);
 }
 
 static const char *int8_reason(char *msg, size_t size, const char *op)

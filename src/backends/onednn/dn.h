@@ -358,6 +358,13 @@ bool dn_q8_weights(dn_builder *b, dn_q8 *u);
 dnnl_memory_t dn_q8_def(dn_builder *b, dn_q8 *u, const dnnl_memory_desc_t *md);
 /* Whether oneDNN's ISA has VNNI (exact u8 x s8 sums). */
 bool dn_isa_vnni(void);
+/* The binary primitive of a quantization of x (xmd) by per-tensor or
+ * per-axis parameters (pmd) to ymd. quant: saturate(rint(x / scale) + zp),
+ * the scale the primitive's second source, the zero point its binary add
+ * post-op's; else (x - zp) * scale, the zero point the second source, the
+ * scale the binary mul post-op's. op names the node's op in errors. */
+bool dn_qdq_pd(dn_builder *b, const char *op, const dnnl_memory_desc_t *xmd, const dnnl_memory_desc_t *pmd,
+               const dnnl_memory_desc_t *ymd, bool quant, dnnl_primitive_desc_t *pd);
 
 /* ---- ops_dynq.c: dynamically quantized models (docs/onednn.md#dynamic-int8) */
 bool dn_op_dynquant(dn_builder *b, carve_node_id n);
@@ -370,5 +377,11 @@ const carve_backend *cv_onednn_backend(void);
 dn_op_fn dn_op_find(const char *op);
 /* Checks the node's tensors (float32, static non-empty shapes). */
 bool dn_check_tensors(dn_builder *b, carve_node_id n);
+/* Every input and output of n has a known rank oneDNN takes and fixed
+ * dims. data_f32: input and output 0 (the data) are float32 and not empty,
+ * the other inputs (shapes, axes, scales, an empty roi) are the op's; else
+ * (ops_dynq.c's integer ops, which check their own dtypes) every tensor is
+ * not empty. */
+bool dn_check_shapes(dn_builder *b, carve_node_id n, bool data_f32);
 
 #endif /* CARVE_DN_H */

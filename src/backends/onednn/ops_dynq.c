@@ -41,31 +41,6 @@ static bool is_op(const dn_builder *b, carve_node_id n, const char *op)
     return !*carve_node_domain(b->m, n) && !strcmp(carve_node_op(b->m, n), op);
 }
 
-/* Every input and output of n has a static, non-empty shape. */
-static bool static_shapes(dn_builder *b, carve_node_id n)
-{
-    for (int pass = 0; pass < 2; pass++) {
-        size_t cnt = pass ? carve_node_output_count(b->m, n) : carve_node_input_count(b->m, n);
-        for (size_t i = 0; i < cnt; i++) {
-            carve_value_id v = pass ? carve_node_output(b->m, n, i) : carve_node_input(b->m, n, i);
-            if (v == CARVE_NONE)
-                continue;
-            int r = carve_value_rank(b->m, v);
-            if (r < 0)
-                return dn_fail(b, DN_R_SHAPE, "%s %zu '%s' has an unknown shape", pass ? "output" : "input", i,
-                               carve_value_name(b->m, v));
-            for (int d = 0; d < r; d++) {
-                carve_dim dim = carve_value_dim(b->m, v, d);
-                if (dim.value <= 0)
-                    return dn_fail(b, dim.value < 0 ? DN_R_SHAPE : DN_R_INPUT, "%s %zu '%s' dim %d is %s",
-                                   pass ? "output" : "input", i, carve_value_name(b->m, v), d,
-                                   dim.value < 0 ? "not fixed (fix it with --dim)" : "0");
-            }
-        }
-    }
-    return true;
-}
-
 static void *mem_ptr(dnnl_memory_t m)
 {
     void *h = NULL;
@@ -79,6 +54,16 @@ typedef struct dq_ctx {
     dnnl_memory_t x, scale, zp, zp32, zpf;
     size_t count;
 } dq_ctx;
+
+/* Widens the range [*mn, *mx] to take lo and hi in: the comparisons are
+ * false for a NaN, so NaNs are skipped. */
+static inline void widen(float *mn, float *mx, float lo, float hi)
+{
+    if (lo < *mn)
+        *mn = lo;
+    if (hi > *mx)
+        *mx = hi;
+}
 
 /* The range, scale and zero point exactly as k_dynquantize computes them. */
 static void dq_range(void *vctx)
@@ -106,36 +91,19 @@ static void dq_range(void *vctx)
         float a[4], z[4];
         _mm_storeu_ps(a, vmn);
         _mm_storeu_ps(z, vmx);
-        for (int l = 0; l < 4; l++) {
-            if (a[l] < lmn)
-                lmn = a[l];
-            if (z[l] > lmx)
-                lmx = z[l];
-        }
+        for (int l = 0; l < 4; l++)
+            widen(&lmn, &lmx, a[l], z[l]);
 #else
 #pragma omp for nowait
         for (long k = 0; k < nb; k++)
-            for (size_t i = (size_t)k * 64; i < (size_t)k * 64 + 64; i++) {
-                if (x[i] < lmn)
-                    lmn = x[i];
-                if (x[i] > lmx)
-                    lmx = x[i];
-            }
+            for (size_t i = (size_t)k * 64; i < (size_t)k * 64 + 64; i++)
+                widen(&lmn, &lmx, x[i], x[i]);
 #endif
 #pragma omp single nowait
-        for (size_t i = (size_t)nb * 64; i < n; i++) {
-            if (x[i] < lmn)
-                lmn = x[i];
-            if (x[i] > lmx)
-                lmx = x[i];
-        }
+        for (size_t i = (size_t)nb * 64; i < n; i++)
+            widen(&lmn, &lmx, x[i], x[i]);
 #pragma omp critical
-        {
-            if (lmn < mn)
-                mn = lmn;
-            if (lmx > mx)
-                mx = lmx;
-        }
+        widen(&mn, &mx, lmn, lmx);
     }
     float scale = mx == mn ? 1.0f : (mx - mn) / 255.0f;
     float zpf = 0.0f - mn / scale;
@@ -149,7 +117,7 @@ static void dq_range(void *vctx)
 
 bool dn_op_dynquant(dn_builder *b, carve_node_id n)
 {
-    if (!static_shapes(b, n))
+    if (!dn_check_shapes(b, n, false))
         return false;
     dn_val *x = dn_in(b, n, 0);
     if (!x)
@@ -172,29 +140,8 @@ bool dn_op_dynquant(dn_builder *b, carve_node_id n)
     if (dnnl_memory_desc_get_size(&xmd) != dn_count(x) * sizeof(float))
         dn_plain_md(&xmd, nd, x->dims);
     dnnl_memory_desc_init_by_tag(&ymd, nd, x->dims, dnnl_u8, dnnl_format_tag_any);
-    dnnl_binary_desc_t d;
-    dnnl_status_t st = dnnl_binary_desc_init(&d, dnnl_binary_div, &xmd, &pmd, &ymd);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, "a DynamicQuantizeLinear (binary div)");
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_post_ops_t po = NULL;
-    st = dnnl_primitive_attr_create(&attr);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_create(&po);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_round, 0.0f, 0.0f);
-    if (st == dnnl_success)
-        st = dnnl_post_ops_append_binary(po, dnnl_binary_add, &pmd);
-    if (st == dnnl_success)
-        st = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_primitive_desc_t pd = NULL;
-    bool ok = st == dnnl_success ? dn_pd(b, &d, attr, &pd, "a DynamicQuantizeLinear")
-                                 : dn_dnnl_fail(b, st, "post-ops");
-    if (po)
-        dnnl_post_ops_destroy(po);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
-    if (!ok)
+    if (!dn_qdq_pd(b, "DynamicQuantizeLinear", &xmd, &pmd, &ymd, true, &pd))
         return false;
     if (b->check)
         return dn_step_add(b, pd, 0, NULL);
@@ -237,7 +184,7 @@ bool dn_op_dynquant(dn_builder *b, carve_node_id n)
 
 bool dn_op_cast(dn_builder *b, carve_node_id n)
 {
-    if (!static_shapes(b, n))
+    if (!dn_check_shapes(b, n, false))
         return false;
     int64_t to = dn_attr_i(b, n, "to", 0);
     dn_val *x = dn_in_any(b, n, 0);
@@ -453,7 +400,7 @@ typedef struct qjob {
  * x/A 0, w/B 1, x_zero_point 2, w_zero_point 3). */
 static bool q_inputs(dn_builder *b, qjob *j)
 {
-    if (!static_shapes(b, j->n))
+    if (!dn_check_shapes(b, j->n, false))
         return false;
     if (!dn_isa_vnni())
         return dn_fail(b, DN_R_DTYPE,
@@ -639,14 +586,20 @@ static bool q_finish(dn_builder *b, qjob *j, const void *desc, const dnnl_memory
     return dn_step_add(b, pd, nargs, args);
 }
 
-/* The int32 destination (no Cast after): exact only below 2^24. */
-static bool q_bound(dn_builder *b, const qjob *j)
+/* The destination: f32 through the Cast after the node (compile mode; the
+ * check mode asks the fused form), else int32, exact only below 2^24.
+ * Frees the weights when refused. */
+static bool q_dest(dn_builder *b, qjob *j)
 {
+    if (!b->check)
+        j->cast = cast_of(b, j->yv);
     if (b->check || j->cast != CARVE_NONE || j->cw.bound < 16777216.0)
         return true;
-    return dn_fail(b, DN_R_INPUT,
-                   "%s: its int32 sums can reach %.0f; oneDNN converts them through float32, exact only below 2^24 "
-                   "(%s -> Cast -> Mul by a scalar is exact at any size)", j->op, j->cw.bound, j->op);
+    dn_fail(b, DN_R_INPUT,
+            "%s: its int32 sums can reach %.0f; oneDNN converts them through float32, exact only below 2^24 "
+            "(%s -> Cast -> Mul by a scalar is exact at any size)", j->op, j->cw.bound, j->op);
+    ci_free(&j->cw);
+    return false;
 }
 
 bool dn_op_convinteger(dn_builder *b, carve_node_id n)
@@ -674,14 +627,8 @@ bool dn_op_convinteger(dn_builder *b, carve_node_id n)
     s.k = x->rank - 2;
     for (int d = 0; d < s.k; d++)
         s.kernel[d] = w->dims[2 + d];
-    if (!dn_read_spatial(b, n, x, &yt, false, &s) || !ci_weights(b, n, w, false, &j.cw))
+    if (!dn_read_spatial(b, n, x, &yt, false, &s) || !ci_weights(b, n, w, false, &j.cw) || !q_dest(b, &j))
         return false;
-    if (!b->check)
-        j.cast = cast_of(b, j.yv);
-    if (!q_bound(b, &j)) {
-        ci_free(&j.cw);
-        return false;
-    }
     bool fused = b->check || j.cast != CARVE_NONE; /* check mode: the fused form (f32) is asked */
     dnnl_dims_t xd, wd;
     memcpy(xd, x->dims, sizeof xd);
@@ -718,14 +665,8 @@ bool dn_op_matmulinteger(dn_builder *b, carve_node_id n)
     if (w->rank != 2 || x->rank < 2 || x->rank > 4 || x->dims[x->rank - 1] != w->dims[0] || j.ynd != x->rank)
         return dn_fail(b, DN_R_INPUT, "MatMulInteger: A of rank %d and B of rank %d; the onednn backend takes A [..., "
                                       "M, K] (rank 2 to 4) and a 2-D B [K, N]", x->rank, w->rank);
-    if (!ci_weights(b, n, w, true, &j.cw))
+    if (!ci_weights(b, n, w, true, &j.cw) || !q_dest(b, &j))
         return false;
-    if (!b->check)
-        j.cast = cast_of(b, j.yv);
-    if (!q_bound(b, &j)) {
-        ci_free(&j.cw);
-        return false;
-    }
     bool fused = b->check || j.cast != CARVE_NONE;
     int nd = x->rank;
     size_t kx = j.cw.ic + j.cw.n_extra, nn = j.cw.oc;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dn.h"
+#include "ops/k_resize.h" /* the float32 bilinear taps */
 
 bool dn_op_concat(dn_builder *b, carve_node_id n)
 {
@@ -186,17 +187,15 @@ bool dn_op_slice(dn_builder *b, carve_node_id n)
 
 /* ------------------------------------------------------------ Resize */
 
-typedef enum { CT_HALF, CT_PYTORCH, CT_ALIGN, CT_ASYM, CT_TFNN, CT_HALF_SYM, CT_OTHER } ct_mode;
-
-static double onnx_coord(ct_mode ct, double x, double scale, double in, double out)
+static double onnx_coord(ctmode ct, double x, double scale, double in, double out)
 {
     switch (ct) {
-    case CT_HALF: return (x + 0.5) / scale - 0.5;
-    case CT_PYTORCH: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case CT_ALIGN: return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
-    case CT_ASYM: return x / scale;
-    case CT_TFNN: return (x + 0.5) / scale;
-    case CT_HALF_SYM: {
+    case CT_HALF_PIXEL: return (x + 0.5) / scale - 0.5;
+    case CT_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case CT_ALIGN_CORNERS: return out == 1 ? 0.0 : x * (in - 1) / (out - 1);
+    case CT_ASYMMETRIC: return x / scale;
+    case CT_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case CT_HALF_PIXEL_SYMMETRIC: {
         double adj = out / (in * scale);
         return in / 2 * (1 - adj) + (x + 0.5) / scale - 0.5;
     }
@@ -224,61 +223,14 @@ static int64_t clampi(int64_t i, int64_t n) { return i < 0 ? 0 : i >= n ? n - 1 
  * order, and a dynamically quantized model turns a last bit into another
  * quantized step (imgly small drifted 0.31 at its decoder). Per output
  * pixel w11 X11 + w12 X12 + w21 X21 + w22 X22 summed in that order, each
- * weight the product of the two axis weights, the source coordinate in
- * float32 clamped into [0, in - 1]. */
-typedef struct bl_tap {
-    int64_t i1, i2;
-    float w1, w2;
-} bl_tap;
-
+ * weight the product of the two axis weights, the taps of each axis
+ * k_resize.c's own (rs_bilinear_taps). */
 typedef struct bl_ctx {
     dnnl_memory_t x, y;
     int64_t n, c, ih, iw, oh, ow;
     bool nhwc;
-    bl_tap *ty, *tx; /* in the same allocation */
+    rs_bltap *ty, *tx; /* in the same allocation */
 } bl_ctx;
-
-/* The source coordinate as k_resize.c's orig_coord_f32 computes it. */
-static float bl_coord(ct_mode ct, int64_t xo, float s, int64_t in, int64_t out, double len)
-{
-    float x = (float)xo, fin = (float)in;
-    if (s == 1.0f && ct != CT_TFNN)
-        return x;
-    switch (ct) {
-    case CT_HALF: return (x + 0.5f) / s - 0.5f;
-    case CT_HALF_SYM: {
-        float adj = (float)out / (s * fin);
-        float off = fin / 2 * (1 - adj);
-        return (float)((double)off + ((double)x + 0.5) / (double)s - 0.5);
-    }
-    case CT_PYTORCH: return len > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
-    case CT_ALIGN: return len == 1 ? 0.0f : x * (fin - 1) / ((float)len - 1);
-    case CT_ASYM: return x / s;
-    case CT_TFNN: return (x + 0.5f) / s;
-    default: return x;
-    }
-}
-
-static void bl_taps(ct_mode ct, float s, int64_t in, int64_t out, double len, bl_tap *t)
-{
-    float last = (float)(in - 1);
-    for (int64_t xo = 0; xo < out; xo++) {
-        float c = bl_coord(ct, xo, s, in, out, len);
-        if (!(c > 0))
-            c = 0;
-        if (c > last)
-            c = last;
-        int64_t i1 = (int64_t)c;
-        if (i1 > in - 1)
-            i1 = in - 1;
-        int64_t i2 = i1 + 1 < in ? i1 + 1 : in - 1;
-        t[xo].i1 = i1, t[xo].i2 = i2;
-        if (i1 == i2)
-            t[xo].w1 = t[xo].w2 = 0.5f;
-        else
-            t[xo].w1 = fabsf(c - (float)i2), t[xo].w2 = fabsf(c - (float)i1);
-    }
-}
 
 static void bl_run(void *vctx)
 {
@@ -300,7 +252,7 @@ static void bl_run(void *vctx)
         const float *r1 = s + c->ty[y].i1 * iw * inner, *r2 = s + c->ty[y].i2 * iw * inner;
         float wy1 = c->ty[y].w1, wy2 = c->ty[y].w2;
         for (int64_t x = 0; x < ow; x++, o += inner) {
-            const bl_tap *t = &c->tx[x];
+            const rs_bltap *t = &c->tx[x];
             float c11 = t->w1 * wy1, c12 = t->w2 * wy1, c21 = t->w1 * wy2, c22 = t->w2 * wy2;
             const float *a11 = r1 + t->i1 * inner, *a12 = r1 + t->i2 * inner;
             const float *a21 = r2 + t->i1 * inner, *a22 = r2 + t->i2 * inner;
@@ -315,7 +267,7 @@ static void bl_run(void *vctx)
 
 /* x [N, C, H, W] -> yv [N, C, oh, ow], nchw or nhwc (x's layout when it is
  * one of those, else nhwc). */
-static bool bl_build(dn_builder *b, dn_val *x, carve_value_id yv, const dnnl_dims_t yd, ct_mode ct, const float *fs,
+static bool bl_build(dn_builder *b, dn_val *x, carve_value_id yv, const dnnl_dims_t yd, ctmode ct, const float *fs,
                      const double *len)
 {
     dnnl_memory_desc_t nhwc, nchw;
@@ -324,7 +276,7 @@ static bool bl_build(dn_builder *b, dn_val *x, carve_value_id yv, const dnnl_dim
     bool cl = !dnnl_memory_desc_equal(&x->md, &nchw);
     dnnl_memory_desc_t ymd;
     dnnl_memory_desc_init_by_tag(&ymd, 4, yd, dnnl_f32, cl ? dnnl_acdb : dnnl_abcd);
-    bl_ctx *c = calloc(1, sizeof *c + (size_t)(yd[2] + yd[3]) * sizeof(bl_tap));
+    bl_ctx *c = calloc(1, sizeof *c + (size_t)(yd[2] + yd[3]) * sizeof(rs_bltap));
     dnnl_memory_t xm = c ? dn_as(b, x, cl ? &nhwc : &nchw) : NULL;
     dn_val *y = xm ? dn_def(b, yv, &ymd) : NULL;
     if (!y) {
@@ -334,10 +286,10 @@ static bool bl_build(dn_builder *b, dn_val *x, carve_value_id yv, const dnnl_dim
     }
     c->x = xm, c->y = y->mem, c->nhwc = cl;
     c->n = x->dims[0], c->c = x->dims[1], c->ih = x->dims[2], c->iw = x->dims[3], c->oh = yd[2], c->ow = yd[3];
-    c->ty = (bl_tap *)(c + 1);
+    c->ty = (rs_bltap *)(c + 1);
     c->tx = c->ty + yd[2];
-    bl_taps(ct, fs[2], c->ih, c->oh, len[2], c->ty);
-    bl_taps(ct, fs[3], c->iw, c->ow, len[3], c->tx);
+    rs_bilinear_taps(ct, fs[2], c->ih, c->oh, len[2], c->ty);
+    rs_bilinear_taps(ct, fs[3], c->iw, c->ow, len[3], c->tx);
     dnnl_memory_t used[2] = {xm, y->mem};
     return dn_step_host(b, bl_run, c, 2, used);
 }
@@ -363,14 +315,18 @@ bool dn_op_resize(dn_builder *b, carve_node_id n)
         return dn_fail(b, DN_R_ATTR, "attribute keep_aspect_ratio_policy = '%s'; allowed: stretch", kar);
     static const struct {
         const char *name;
-        ct_mode ct;
-    } cts[] = {{"half_pixel", CT_HALF},  {"pytorch_half_pixel", CT_PYTORCH}, {"align_corners", CT_ALIGN},
-               {"asymmetric", CT_ASYM}, {"tf_half_pixel_for_nn", CT_TFNN}, {"half_pixel_symmetric", CT_HALF_SYM}};
-    ct_mode ct = CT_OTHER;
+        ctmode ct;
+    } cts[] = {{"half_pixel", CT_HALF_PIXEL},
+               {"pytorch_half_pixel", CT_PYTORCH_HALF_PIXEL},
+               {"align_corners", CT_ALIGN_CORNERS},
+               {"asymmetric", CT_ASYMMETRIC},
+               {"tf_half_pixel_for_nn", CT_TF_HALF_PIXEL_FOR_NN},
+               {"half_pixel_symmetric", CT_HALF_PIXEL_SYMMETRIC}};
+    ctmode ct = CT_TF_CROP_AND_RESIZE; /* not in the table: refused */
     for (size_t i = 0; i < sizeof cts / sizeof *cts; i++)
         if (!strcmp(ctb, cts[i].name))
             ct = cts[i].ct;
-    if (ct == CT_OTHER)
+    if (ct == CT_TF_CROP_AND_RESIZE)
         return dn_fail(b, DN_R_ATTR, "attribute coordinate_transformation_mode = '%s'; allowed where they match "
                                      "oneDNN: half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
                                      "tf_half_pixel_for_nn, half_pixel_symmetric", ctb);

@@ -362,14 +362,16 @@ static carve_node_id unit_op_of_dq(dn_builder *b, carve_node_id n)
     return c;
 }
 
-/* The binary primitive of qdq_standalone on source layout xmd. */
-static bool qdq_pd(dn_builder *b, const dnnl_memory_desc_t *xmd, const dnnl_memory_desc_t *pmd,
-                   const dnnl_memory_desc_t *ymd, bool quant, dnnl_primitive_desc_t *pd)
+bool dn_qdq_pd(dn_builder *b, const char *op, const dnnl_memory_desc_t *xmd, const dnnl_memory_desc_t *pmd,
+               const dnnl_memory_desc_t *ymd, bool quant, dnnl_primitive_desc_t *pd)
 {
+    char what[64];
     dnnl_binary_desc_t d;
     dnnl_status_t st = dnnl_binary_desc_init(&d, quant ? dnnl_binary_div : dnnl_binary_sub, xmd, pmd, ymd);
-    if (st != dnnl_success)
-        return dn_dnnl_fail(b, st, quant ? "a QuantizeLinear (binary div)" : "a DequantizeLinear (binary sub)");
+    if (st != dnnl_success) {
+        snprintf(what, sizeof what, "a %s (binary %s)", op, quant ? "div" : "sub");
+        return dn_dnnl_fail(b, st, what);
+    }
     dnnl_primitive_attr_t attr = NULL;
     dnnl_post_ops_t po = NULL;
     st = dnnl_primitive_attr_create(&attr);
@@ -381,8 +383,8 @@ static bool qdq_pd(dn_builder *b, const dnnl_memory_desc_t *xmd, const dnnl_memo
         st = dnnl_post_ops_append_binary(po, quant ? dnnl_binary_add : dnnl_binary_mul, pmd);
     if (st == dnnl_success)
         st = dnnl_primitive_attr_set_post_ops(attr, po);
-    bool ok = st == dnnl_success ? dn_pd(b, &d, attr, pd, quant ? "a QuantizeLinear" : "a DequantizeLinear")
-                                 : dn_dnnl_fail(b, st, "post-ops");
+    snprintf(what, sizeof what, "a %s", op);
+    bool ok = st == dnnl_success ? dn_pd(b, &d, attr, pd, what) : dn_dnnl_fail(b, st, "post-ops");
     if (po)
         dnnl_post_ops_destroy(po);
     if (attr)
@@ -422,7 +424,7 @@ static bool qdq_standalone(dn_builder *b, carve_node_id n, const qp *p, bool qua
     for (int pass = 0; pass < 2; pass++) {
         if (pass)
             dn_plain_md_dt(&xmd, nd, x->dims, x->md.data_type);
-        if (!qdq_pd(b, &xmd, &pmd, &ymd, quant, &pd))
+        if (!dn_qdq_pd(b, quant ? "QuantizeLinear" : "DequantizeLinear", &xmd, &pmd, &ymd, quant, &pd))
             return false;
         if (pass || !dn_pd_is_ref(pd) || dn_md_is_plain(&xmd))
             break;
