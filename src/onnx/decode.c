@@ -202,12 +202,69 @@ static void fill_scalars(const fld *f, char kind, void *arr, size_t *at)
             return NULL;                                                                                               \
     } while (0)
 
-/* The wire type a known field must have (2 for strings, bytes, messages). */
-#define WANT(f, w)                                                                                                     \
-    do {                                                                                                               \
-        if ((f).wt != (w))                                                                                             \
-            return NULL;                                                                                               \
-    } while (0)
+/* ---------------------------------------------------------------- pass one */
+
+/* How pass one takes a field number; a number a message's table leaves out
+ * is unknown (kept as protobuf-c keeps it). */
+enum { UNKNOWN = 0, FIELD, PACKED, DECLINE };
+
+typedef struct rule {
+    uint8_t how;  /* UNKNOWN, FIELD, PACKED, DECLINE (protobuf-c reads it) */
+    uint8_t wt;   /* FIELD: its wire type; PACKED: the wire type of one element */
+    uint8_t slot; /* the counter it adds to (SINK: none) */
+    uint8_t once; /* a singular message or a oneof: a second one declines */
+} rule;
+
+#define NRULES 32 /* field numbers 1 to 31: every known field of onnx.proto's messages read here */
+
+/* Counters: SINK for known fields nobody counts, UNK for unknown fields,
+ * C1... for a message's repeated fields (named in each message). */
+enum { SINK, UNK, C1, C2, C3, C4, C5, C6, C7, C8, C9, NSLOTS };
+
+/* Pass one over a message's fields: checks each known field's wire type and
+ * counts into n; false: not the plain case. */
+static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n)
+{
+    fld f;
+    while (p < end) {
+        if (!next(&p, end, &f))
+            return false;
+        rule r = f.id < NRULES ? rules[f.id] : (rule){0};
+        switch (r.how) {
+        case UNKNOWN: n[UNK]++; break;
+        case FIELD:
+            if (f.wt != r.wt || (r.once && n[r.slot]))
+                return false;
+            n[r.slot]++;
+            break;
+        case PACKED:
+            if (!count_scalars(&f, r.wt, &n[r.slot]))
+                return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+/* A message's struct set to `init` (its defaults), after pass one over
+ * [p, end) counted its fields into n, with room for its unknown fields.
+ * NULL: nested deeper than the wire walk allows, declined, or no memory.
+ * Every protobuf-c message starts with its ProtobufCMessage. */
+static inline void *begin(dec *d, const void *init, size_t size, int depth, const uint8_t *p, const uint8_t *end,
+                          const rule *rules, size_t *n)
+{
+    if (depth > CV_WIRE_MAX_DEPTH)
+        return NULL;
+    ProtobufCMessage *m = take(d, size);
+    if (!m)
+        return NULL;
+    memcpy(m, init, size);
+    if (!scan(p, end, rules, n))
+        return NULL;
+    ARRAY(d, m->unknown_fields, n[UNK]);
+    return m;
+}
 
 /* ---------------------------------------------------------------- messages */
 
@@ -216,25 +273,15 @@ static Onnx__GraphProto *graph(dec *d, const uint8_t *p, size_t len, int depth);
 
 static Onnx__StringStringEntryProto *entry(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__StringStringEntryProto *m = take(d, sizeof *m);
+    static const rule rules[NRULES] = {[1] = {FIELD, 2}, [2] = {FIELD, 2}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__StringStringEntryProto *m = begin(d, &(Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT,
+                                            sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
     fld f;
-    size_t nu = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1 || f.id == 2)
-            WANT(f, 2);
-        else
-            nu++;
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         if (f.id == 1) {
             if (!(m->key = str(d, &f)))
@@ -250,27 +297,15 @@ static Onnx__StringStringEntryProto *entry(dec *d, const uint8_t *p, size_t len,
 
 static Onnx__OperatorSetIdProto *opset(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__OperatorSetIdProto *m = take(d, sizeof *m);
+    static const rule rules[NRULES] = {[1] = {FIELD, 2}, [2] = {FIELD, 0}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__OperatorSetIdProto *m =
+        begin(d, &(Onnx__OperatorSetIdProto)ONNX__OPERATOR_SET_ID_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__OperatorSetIdProto)ONNX__OPERATOR_SET_ID_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
     fld f;
-    size_t nu = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1)
-            WANT(f, 2);
-        else if (f.id == 2)
-            WANT(f, 0);
-        else
-            nu++;
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         if (f.id == 1) {
             if (!(m->domain = str(d, &f)))
@@ -286,33 +321,17 @@ static Onnx__OperatorSetIdProto *opset(dec *d, const uint8_t *p, size_t len, int
 
 static Onnx__TensorShapeProto__Dimension *dimension(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TensorShapeProto__Dimension *m = take(d, sizeof *m);
+    enum { VALUE = C1 }; /* the oneof value: dim_value or dim_param */
+    static const rule rules[NRULES] = {[1] = {FIELD, 0, VALUE, 1}, [2] = {FIELD, 2, VALUE, 1}, [3] = {FIELD, 2}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__TensorShapeProto__Dimension *m =
+        begin(d, &(Onnx__TensorShapeProto__Dimension)ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT, sizeof *m, depth, p,
+              end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__TensorShapeProto__Dimension)ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
-    const uint8_t *q = p, *end = p + len;
     fld f;
-    size_t nu = 0, oneof = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1) {
-            WANT(f, 0);
-            oneof++;
-        } else if (f.id == 2) {
-            WANT(f, 2);
-            oneof++;
-        } else if (f.id == 3)
-            WANT(f, 2);
-        else
-            nu++;
-    }
-    if (oneof > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         if (f.id == 1) {
             m->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
@@ -332,27 +351,17 @@ static Onnx__TensorShapeProto__Dimension *dimension(dec *d, const uint8_t *p, si
 
 static Onnx__TensorShapeProto *shape(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TensorShapeProto *m = take(d, sizeof *m);
+    enum { DIM = C1 };
+    static const rule rules[NRULES] = {[1] = {FIELD, 2, DIM}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__TensorShapeProto *m =
+        begin(d, &(Onnx__TensorShapeProto)ONNX__TENSOR_SHAPE_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__TensorShapeProto)ONNX__TENSOR_SHAPE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
+    ARRAY(d, m->dim, n[DIM]);
     fld f;
-    size_t nu = 0, nd = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1) {
-            WANT(f, 2);
-            nd++;
-        } else
-            nu++;
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->dim, nd);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         if (f.id == 1) {
             if (!(m->dim[m->n_dim++] = dimension(d, f.v, f.n, depth + 1)))
@@ -365,30 +374,15 @@ static Onnx__TensorShapeProto *shape(dec *d, const uint8_t *p, size_t len, int d
 
 static Onnx__TypeProto__Tensor *tensor_type(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TypeProto__Tensor *m = take(d, sizeof *m);
+    static const rule rules[NRULES] = {[1] = {FIELD, 0}, [2] = {FIELD, 2, C1, 1}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__TypeProto__Tensor *m =
+        begin(d, &(Onnx__TypeProto__Tensor)ONNX__TYPE_PROTO__TENSOR__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__TypeProto__Tensor)ONNX__TYPE_PROTO__TENSOR__INIT;
-    const uint8_t *q = p, *end = p + len;
     fld f;
-    size_t nu = 0, nshape = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1)
-            WANT(f, 0);
-        else if (f.id == 2) {
-            WANT(f, 2);
-            nshape++;
-        } else
-            nu++;
-    }
-    if (nshape > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         if (f.id == 1) {
             m->has_elem_type = 1;
@@ -404,32 +398,16 @@ static Onnx__TypeProto__Tensor *tensor_type(dec *d, const uint8_t *p, size_t len
 
 static Onnx__TypeProto *type(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TypeProto *m = take(d, sizeof *m);
+    /* 4, 5, 8, 9: other kinds of type, which protobuf-c reads */
+    static const rule rules[NRULES] = {
+        [1] = {FIELD, 2, C1, 1}, [4] = {DECLINE}, [5] = {DECLINE}, [6] = {FIELD, 2}, [8] = {DECLINE}, [9] = {DECLINE}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__TypeProto *m = begin(d, &(Onnx__TypeProto)ONNX__TYPE_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__TypeProto)ONNX__TYPE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
     fld f;
-    size_t nu = 0, ntensor = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1) {
-            WANT(f, 2);
-            ntensor++;
-        } else if (f.id == 6)
-            WANT(f, 2);
-        else if (f.id == 4 || f.id == 5 || f.id == 8 || f.id == 9)
-            return NULL; /* other kinds of type: protobuf-c reads them */
-        else
-            nu++;
-    }
-    if (ntensor > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         if (f.id == 1) {
             m->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
@@ -446,30 +424,15 @@ static Onnx__TypeProto *type(dec *d, const uint8_t *p, size_t len, int depth)
 
 static Onnx__ValueInfoProto *value_info(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__ValueInfoProto *m = take(d, sizeof *m);
+    static const rule rules[NRULES] = {[1] = {FIELD, 2}, [2] = {FIELD, 2, C1, 1}, [3] = {FIELD, 2}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__ValueInfoProto *m =
+        begin(d, &(Onnx__ValueInfoProto)ONNX__VALUE_INFO_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__ValueInfoProto)ONNX__VALUE_INFO_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
     fld f;
-    size_t nu = 0, ntype = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1 || f.id == 3)
-            WANT(f, 2);
-        else if (f.id == 2) {
-            WANT(f, 2);
-            ntype++;
-        } else
-            nu++;
-    }
-    if (ntype > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         if (f.id == 1) {
             if (!(m->name = str(d, &f)))
@@ -488,49 +451,36 @@ static Onnx__ValueInfoProto *value_info(dec *d, const uint8_t *p, size_t len, in
 
 static Onnx__TensorProto *tensor(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TensorProto *m = take(d, sizeof *m);
+    enum { DIMS = C1, FLOATS, INT32S, STRINGS, INT64S, DOUBLES, UINT64S, EXTERNAL };
+    static const rule rules[NRULES] = {[1] = {PACKED, 0, DIMS},
+                                       [2] = {FIELD, 0},
+                                       [3] = {DECLINE}, /* segments: protobuf-c reads them */
+                                       [4] = {PACKED, 5, FLOATS},
+                                       [5] = {PACKED, 0, INT32S},
+                                       [6] = {FIELD, 2, STRINGS},
+                                       [7] = {PACKED, 0, INT64S},
+                                       [8] = {FIELD, 2},
+                                       [9] = {FIELD, 2},
+                                       [10] = {PACKED, 1, DOUBLES},
+                                       [11] = {PACKED, 0, UINT64S},
+                                       [12] = {FIELD, 2},
+                                       [13] = {FIELD, 2, EXTERNAL},
+                                       [14] = {FIELD, 0}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__TensorProto *m = begin(d, &(Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
+    ARRAY(d, m->dims, n[DIMS]);
+    ARRAY(d, m->float_data, n[FLOATS]);
+    ARRAY(d, m->int32_data, n[INT32S]);
+    ARRAY(d, m->string_data, n[STRINGS]);
+    ARRAY(d, m->int64_data, n[INT64S]);
+    ARRAY(d, m->double_data, n[DOUBLES]);
+    ARRAY(d, m->uint64_data, n[UINT64S]);
+    ARRAY(d, m->external_data, n[EXTERNAL]);
     fld f;
-    size_t nu = 0, ndims = 0, nf = 0, ni32 = 0, nstr = 0, ni64 = 0, ndbl = 0, nu64 = 0, next_ = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        bool ok = true;
-        switch (f.id) {
-        case 1: ok = count_scalars(&f, 0, &ndims); break;
-        case 2:
-        case 14: ok = f.wt == 0; break;
-        case 3: return NULL; /* segments: protobuf-c reads them */
-        case 4: ok = count_scalars(&f, 5, &nf); break;
-        case 5: ok = count_scalars(&f, 0, &ni32); break;
-        case 6: ok = f.wt == 2, nstr++; break;
-        case 7: ok = count_scalars(&f, 0, &ni64); break;
-        case 8:
-        case 9:
-        case 12: ok = f.wt == 2; break;
-        case 10: ok = count_scalars(&f, 1, &ndbl); break;
-        case 11: ok = count_scalars(&f, 0, &nu64); break;
-        case 13: ok = f.wt == 2, next_++; break;
-        default: nu++;
-        }
-        if (!ok)
-            return NULL;
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->dims, ndims);
-    ARRAY(d, m->float_data, nf);
-    ARRAY(d, m->int32_data, ni32);
-    ARRAY(d, m->string_data, nstr);
-    ARRAY(d, m->int64_data, ni64);
-    ARRAY(d, m->double_data, ndbl);
-    ARRAY(d, m->uint64_data, nu64);
-    ARRAY(d, m->external_data, next_);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         switch (f.id) {
         case 1: fill_scalars(&f, 'l', m->dims, &m->n_dims); break;
@@ -578,52 +528,27 @@ static Onnx__TensorProto *tensor(dec *d, const uint8_t *p, size_t len, int depth
 
 static Onnx__AttributeProto *attribute(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__AttributeProto *m = take(d, sizeof *m);
+    enum { T = C1, G, FLOATS, INTS, STRINGS, TENSORS, GRAPHS };
+    /* 14, 15, 22, 23: types and sparse tensors, which protobuf-c reads */
+    static const rule rules[NRULES] = {[1] = {FIELD, 2},           [2] = {FIELD, 5},          [3] = {FIELD, 0},
+                                       [4] = {FIELD, 2},           [5] = {FIELD, 2, T, 1},    [6] = {FIELD, 2, G, 1},
+                                       [7] = {PACKED, 5, FLOATS},  [8] = {PACKED, 0, INTS},   [9] = {FIELD, 2, STRINGS},
+                                       [10] = {FIELD, 2, TENSORS}, [11] = {FIELD, 2, GRAPHS}, [13] = {FIELD, 2},
+                                       [14] = {DECLINE},           [15] = {DECLINE},          [20] = {FIELD, 0},
+                                       [21] = {FIELD, 2},          [22] = {DECLINE},          [23] = {DECLINE}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__AttributeProto *m =
+        begin(d, &(Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
+    ARRAY(d, m->floats, n[FLOATS]);
+    ARRAY(d, m->ints, n[INTS]);
+    ARRAY(d, m->strings, n[STRINGS]);
+    ARRAY(d, m->tensors, n[TENSORS]);
+    ARRAY(d, m->graphs, n[GRAPHS]);
     fld f;
-    size_t nu = 0, nt = 0, ng = 0, nfl = 0, nin = 0, nstr = 0, nts = 0, ngs = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        bool ok = true;
-        switch (f.id) {
-        case 1:
-        case 4:
-        case 13:
-        case 21: ok = f.wt == 2; break;
-        case 2: ok = f.wt == 5; break;
-        case 3:
-        case 20: ok = f.wt == 0; break;
-        case 5: ok = f.wt == 2, nt++; break;
-        case 6: ok = f.wt == 2, ng++; break;
-        case 7: ok = count_scalars(&f, 5, &nfl); break;
-        case 8: ok = count_scalars(&f, 0, &nin); break;
-        case 9: ok = f.wt == 2, nstr++; break;
-        case 10: ok = f.wt == 2, nts++; break;
-        case 11: ok = f.wt == 2, ngs++; break;
-        case 14:
-        case 15:
-        case 22:
-        case 23: return NULL; /* types and sparse tensors: protobuf-c reads them */
-        default: nu++;
-        }
-        if (!ok)
-            return NULL;
-    }
-    if (nt > 1 || ng > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->floats, nfl);
-    ARRAY(d, m->ints, nin);
-    ARRAY(d, m->strings, nstr);
-    ARRAY(d, m->tensors, nts);
-    ARRAY(d, m->graphs, ngs);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         switch (f.id) {
         case 1:
@@ -687,30 +612,20 @@ static Onnx__AttributeProto *attribute(dec *d, const uint8_t *p, size_t len, int
 
 static Onnx__NodeProto *node(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__NodeProto *m = take(d, sizeof *m);
+    enum { INPUTS = C1, OUTPUTS, ATTRIBUTES };
+    static const rule rules[NRULES] = {
+        [1] = {FIELD, 2, INPUTS},     [2] = {FIELD, 2, OUTPUTS}, [3] = {FIELD, 2}, [4] = {FIELD, 2},
+        [5] = {FIELD, 2, ATTRIBUTES}, [6] = {FIELD, 2},          [7] = {FIELD, 2}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__NodeProto *m = begin(d, &(Onnx__NodeProto)ONNX__NODE_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__NodeProto)ONNX__NODE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
+    ARRAY(d, m->input, n[INPUTS]);
+    ARRAY(d, m->output, n[OUTPUTS]);
+    ARRAY(d, m->attribute, n[ATTRIBUTES]);
     fld f;
-    size_t nu = 0, nin = 0, nout = 0, nattr = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id >= 1 && f.id <= 7) {
-            WANT(f, 2);
-            nin += f.id == 1, nout += f.id == 2, nattr += f.id == 5;
-        } else {
-            nu++;
-        }
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->input, nin);
-    ARRAY(d, m->output, nout);
-    ARRAY(d, m->attribute, nattr);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         char *s = NULL;
         if (f.id >= 1 && f.id <= 7 && f.id != 5 && !(s = str(d, &f)))
@@ -736,39 +651,24 @@ static Onnx__NodeProto *node(dec *d, const uint8_t *p, size_t len, int depth)
 
 static Onnx__GraphProto *graph(dec *d, const uint8_t *p, size_t len, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__GraphProto *m = take(d, sizeof *m);
+    enum { NODES = C1, INITIALIZERS, INPUTS, OUTPUTS, VALUE_INFOS };
+    /* 14, 15: annotations, sparse initializers, which protobuf-c reads */
+    static const rule rules[NRULES] = {
+        [1] = {FIELD, 2, NODES},   [2] = {FIELD, 2},           [5] = {FIELD, 2, INITIALIZERS}, [10] = {FIELD, 2},
+        [11] = {FIELD, 2, INPUTS}, [12] = {FIELD, 2, OUTPUTS}, [13] = {FIELD, 2, VALUE_INFOS}, [14] = {DECLINE},
+        [15] = {DECLINE}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__GraphProto *m = begin(d, &(Onnx__GraphProto)ONNX__GRAPH_PROTO__INIT, sizeof *m, depth, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__GraphProto)ONNX__GRAPH_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
+    ARRAY(d, m->node, n[NODES]);
+    ARRAY(d, m->initializer, n[INITIALIZERS]);
+    ARRAY(d, m->input, n[INPUTS]);
+    ARRAY(d, m->output, n[OUTPUTS]);
+    ARRAY(d, m->value_info, n[VALUE_INFOS]);
     fld f;
-    size_t nu = 0, nn = 0, ninit = 0, nin = 0, nout = 0, nvi = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        switch (f.id) {
-        case 1: nn++; break;
-        case 5: ninit++; break;
-        case 11: nin++; break;
-        case 12: nout++; break;
-        case 13: nvi++; break;
-        case 2:
-        case 10: break;
-        case 14:
-        case 15: return NULL; /* annotations, sparse initializers: protobuf-c reads them */
-        default: nu++; continue;
-        }
-        WANT(f, 2);
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->node, nn);
-    ARRAY(d, m->initializer, ninit);
-    ARRAY(d, m->input, nin);
-    ARRAY(d, m->output, nout);
-    ARRAY(d, m->value_info, nvi);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         switch (f.id) {
         case 1:
@@ -809,43 +709,22 @@ static Onnx__GraphProto *graph(dec *d, const uint8_t *p, size_t len, int depth)
 
 static Onnx__ModelProto *model(dec *d, const uint8_t *p, size_t len)
 {
-    Onnx__ModelProto *m = take(d, sizeof *m);
+    enum { GRAPH = C1, OPSETS, METADATA };
+    /* 20, 25: training info, functions, which protobuf-c reads */
+    static const rule rules[NRULES] = {
+        [1] = {FIELD, 0},           [2] = {FIELD, 2},         [3] = {FIELD, 2},
+        [4] = {FIELD, 2},           [5] = {FIELD, 0},         [6] = {FIELD, 2},
+        [7] = {FIELD, 2, GRAPH, 1}, [8] = {FIELD, 2, OPSETS}, [14] = {FIELD, 2, METADATA},
+        [20] = {DECLINE},           [25] = {DECLINE}};
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    Onnx__ModelProto *m = begin(d, &(Onnx__ModelProto)ONNX__MODEL_PROTO__INIT, sizeof *m, 0, p, end, rules, n);
     if (!m)
         return NULL;
-    *m = (Onnx__ModelProto)ONNX__MODEL_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
+    ARRAY(d, m->opset_import, n[OPSETS]);
+    ARRAY(d, m->metadata_props, n[METADATA]);
     fld f;
-    size_t nu = 0, ng = 0, nops = 0, nmeta = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        switch (f.id) {
-        case 1:
-        case 5: WANT(f, 0); break;
-        case 7: ng++; /* fall through */
-        case 2:
-        case 3:
-        case 4:
-        case 6: WANT(f, 2); break;
-        case 8:
-            WANT(f, 2);
-            nops++;
-            break;
-        case 14:
-            WANT(f, 2);
-            nmeta++;
-            break;
-        case 20:
-        case 25: return NULL; /* training info, functions: protobuf-c reads them */
-        default: nu++;
-        }
-    }
-    if (ng > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->opset_import, nops);
-    ARRAY(d, m->metadata_props, nmeta);
-    for (q = p; q < end;) {
+    for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
         char *s = NULL;
         if ((f.id == 2 || f.id == 3 || f.id == 4 || f.id == 6) && !(s = str(d, &f)))
