@@ -6,8 +6,11 @@
  * a struct of scanned members per field, a second walk to parse them), and
  * it ran after the wire walk (wire.c), which read every byte once more: on
  * a 43,000-node graph the two were 108 M of 796 M instructions. Here each
- * message is read twice at the level of its fields (once to count repeated
- * fields, once to fill them) by code written for that message.
+ * message is read twice at the level of its fields by one routine,
+ * message(): pass one checks each field against the message's table of
+ * rules (indexed by field number: its wire type, the counter of a
+ * repeated field) and counts, pass two hands each known field to the
+ * filler written for that message.
  *
  * It declines (returns NULL) whatever is not the plain case, and the caller
  * then takes the old path (wire walk, then protobuf-c), which says what is
@@ -28,6 +31,7 @@
  * scalars). */
 #include "onnx_io.h"
 
+#include <stddef.h>
 #include <string.h>
 
 typedef struct dec {
@@ -202,686 +206,438 @@ static void fill_scalars(const fld *f, char kind, void *arr, size_t *at)
             return NULL;                                                                                               \
     } while (0)
 
-/* The wire type a known field must have (2 for strings, bytes, messages). */
-#define WANT(f, w)                                                                                                     \
-    do {                                                                                                               \
-        if ((f).wt != (w))                                                                                             \
-            return NULL;                                                                                               \
-    } while (0)
+/* ---------------------------------------------------------------- the two passes */
+
+/* How pass one takes a field number; a number a message's table leaves out
+ * is unknown (kept as protobuf-c keeps it). */
+enum { UNKNOWN = 0, FIELD, PACKED, DECLINE };
+
+typedef struct rule {
+    uint8_t how;  /* UNKNOWN, FIELD, PACKED, DECLINE (protobuf-c reads it) */
+    uint8_t wt;   /* FIELD: its wire type; PACKED: the wire type of one element */
+    uint8_t slot; /* the counter it adds to (SINK: none) */
+    uint8_t once; /* a singular message or a oneof: a second one declines */
+} rule;
+
+#define NRULES 32 /* field numbers 1 to 31: every known field of onnx.proto's messages read here */
+
+/* Counters: SINK for known fields nobody counts, UNK for unknown fields,
+ * C1... for a message's repeated fields (named in each message). */
+enum { SINK, UNK, C1, C2, C3, C4, C5, C6, C7, C8, NSLOTS };
+
+/* A repeated field's array: the slot that counts it, where its pointer is
+ * in its message, the size of one element (0: the end of a list). */
+typedef struct room {
+    int slot;
+    size_t at, size;
+} room;
+
+/* One message: its struct's size and defaults, its fields' rules (pass
+ * one), the arrays of its repeated fields by slot, and what fills one of
+ * its known fields (pass two; false: declined or no memory). */
+typedef struct msgdef {
+    size_t size;
+    const void *init;
+    rule rules[NRULES];
+    room rooms[NSLOTS]; /* the arrays, in the order they are taken */
+    bool (*fill)(dec *d, void *m, const fld *f, int depth);
+} msgdef;
+
+/* Pass one over a message's fields: checks each known field's wire type and
+ * counts into n; false: not the plain case. */
+static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n)
+{
+    fld f;
+    while (p < end) {
+        if (!next(&p, end, &f))
+            return false;
+        rule r = f.id < NRULES ? rules[f.id] : (rule){0};
+        switch (r.how) {
+        case UNKNOWN: n[UNK]++; break;
+        case FIELD:
+            if (f.wt != r.wt || (r.once && n[r.slot]))
+                return false;
+            n[r.slot]++;
+            break;
+        case PACKED:
+            if (!count_scalars(&f, r.wt, &n[r.slot]))
+                return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+/* A message decoded from [p, p + len): its struct set to its defaults,
+ * pass one, room for its unknown fields and repeated fields, pass two.
+ * NULL: nested deeper than the wire walk allows, declined, or no memory.
+ * Every protobuf-c message starts with its ProtobufCMessage. */
+static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, int depth)
+{
+    if (depth > CV_WIRE_MAX_DEPTH)
+        return NULL;
+    ProtobufCMessage *m = take(d, def->size);
+    if (!m)
+        return NULL;
+    memcpy(m, def->init, def->size);
+    const uint8_t *end = p + len;
+    size_t n[NSLOTS] = {0};
+    if (!scan(p, end, def->rules, n))
+        return NULL;
+    ARRAY(d, m->unknown_fields, n[UNK]);
+    for (const room *r = def->rooms; r->size; r++) {
+        if (n[r->slot]) {
+            void *a = take(d, n[r->slot] * r->size);
+            if (!a)
+                return NULL;
+            memcpy((char *)m + r->at, &a, sizeof a);
+        }
+    }
+    fld f;
+    for (const uint8_t *q = p; q < end;) {
+        next(&q, end, &f);
+        bool known = f.id < NRULES && def->rules[f.id].how != UNKNOWN;
+        if (!(known ? def->fill(d, m, &f, depth) : unknown(d, m, &f, q)))
+            return NULL;
+    }
+    return m;
+}
+
+#define ROOM(slot, type, member)                                                                                       \
+    {                                                                                                                  \
+        (slot), offsetof(type, member), sizeof *((type *)0)->member                                                    \
+    }
 
 /* ---------------------------------------------------------------- messages */
 
-static Onnx__TensorProto *tensor(dec *d, const uint8_t *p, size_t len, int depth);
-static Onnx__GraphProto *graph(dec *d, const uint8_t *p, size_t len, int depth);
+static const msgdef tensor_def, graph_def;
 
-static Onnx__StringStringEntryProto *entry(dec *d, const uint8_t *p, size_t len, int depth)
+static bool entry_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__StringStringEntryProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__StringStringEntryProto)ONNX__STRING_STRING_ENTRY_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1 || f.id == 2)
-            WANT(f, 2);
-        else
-            nu++;
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        if (f.id == 1) {
-            if (!(m->key = str(d, &f)))
-                return NULL;
-        } else if (f.id == 2) {
-            if (!(m->value = str(d, &f)))
-                return NULL;
-        } else if (!unknown(d, &m->base, &f, q))
-            return NULL;
-    }
-    return m;
+    (void)depth;
+    Onnx__StringStringEntryProto *m = msg;
+    if (f->id == 1)
+        return (m->key = str(d, f)) != NULL;
+    return (m->value = str(d, f)) != NULL; /* 2 */
 }
 
-static Onnx__OperatorSetIdProto *opset(dec *d, const uint8_t *p, size_t len, int depth)
+static const Onnx__StringStringEntryProto entry_init = ONNX__STRING_STRING_ENTRY_PROTO__INIT;
+static const msgdef entry_def = {
+    sizeof entry_init, &entry_init, {[1] = {FIELD, 2}, [2] = {FIELD, 2}}, {{0}}, entry_field};
+
+static bool opset_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__OperatorSetIdProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__OperatorSetIdProto)ONNX__OPERATOR_SET_ID_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1)
-            WANT(f, 2);
-        else if (f.id == 2)
-            WANT(f, 0);
-        else
-            nu++;
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        if (f.id == 1) {
-            if (!(m->domain = str(d, &f)))
-                return NULL;
-        } else if (f.id == 2) {
-            m->has_version = 1;
-            m->version = (int64_t)f.x;
-        } else if (!unknown(d, &m->base, &f, q))
-            return NULL;
-    }
-    return m;
+    (void)depth;
+    Onnx__OperatorSetIdProto *m = msg;
+    if (f->id == 1)
+        return (m->domain = str(d, f)) != NULL;
+    m->has_version = 1; /* 2 */
+    m->version = (int64_t)f->x;
+    return true;
 }
 
-static Onnx__TensorShapeProto__Dimension *dimension(dec *d, const uint8_t *p, size_t len, int depth)
+static const Onnx__OperatorSetIdProto opset_init = ONNX__OPERATOR_SET_ID_PROTO__INIT;
+static const msgdef opset_def = {
+    sizeof opset_init, &opset_init, {[1] = {FIELD, 2}, [2] = {FIELD, 0}}, {{0}}, opset_field};
+
+static bool dimension_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TensorShapeProto__Dimension *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__TensorShapeProto__Dimension)ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, oneof = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1) {
-            WANT(f, 0);
-            oneof++;
-        } else if (f.id == 2) {
-            WANT(f, 2);
-            oneof++;
-        } else if (f.id == 3)
-            WANT(f, 2);
-        else
-            nu++;
+    (void)depth;
+    Onnx__TensorShapeProto__Dimension *m = msg;
+    switch (f->id) {
+    case 1:
+        m->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        m->dim_value = (int64_t)f->x;
+        return true;
+    case 2:
+        m->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+        return (m->dim_param = str(d, f)) != NULL;
+    default: return (m->denotation = str(d, f)) != NULL; /* 3 */
     }
-    if (oneof > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        if (f.id == 1) {
-            m->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-            m->dim_value = (int64_t)f.x;
-        } else if (f.id == 2) {
-            m->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-            if (!(m->dim_param = str(d, &f)))
-                return NULL;
-        } else if (f.id == 3) {
-            if (!(m->denotation = str(d, &f)))
-                return NULL;
-        } else if (!unknown(d, &m->base, &f, q))
-            return NULL;
-    }
-    return m;
 }
 
-static Onnx__TensorShapeProto *shape(dec *d, const uint8_t *p, size_t len, int depth)
+/* fields 1 and 2 are the oneof value (dim_value, dim_param): slot C1, once */
+static const Onnx__TensorShapeProto__Dimension dimension_init = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
+static const msgdef dimension_def = {sizeof dimension_init,
+                                     &dimension_init,
+                                     {[1] = {FIELD, 0, C1, 1}, [2] = {FIELD, 2, C1, 1}, [3] = {FIELD, 2}},
+                                     {{0}},
+                                     dimension_field};
+
+static bool shape_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TensorShapeProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__TensorShapeProto)ONNX__TENSOR_SHAPE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, nd = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1) {
-            WANT(f, 2);
-            nd++;
-        } else
-            nu++;
-    }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->dim, nd);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        if (f.id == 1) {
-            if (!(m->dim[m->n_dim++] = dimension(d, f.v, f.n, depth + 1)))
-                return NULL;
-        } else if (!unknown(d, &m->base, &f, q))
-            return NULL;
-    }
-    return m;
+    Onnx__TensorShapeProto *m = msg;
+    return (m->dim[m->n_dim++] = message(d, &dimension_def, f->v, f->n, depth + 1)) != NULL; /* 1 */
 }
 
-static Onnx__TypeProto__Tensor *tensor_type(dec *d, const uint8_t *p, size_t len, int depth)
+static const Onnx__TensorShapeProto shape_init = ONNX__TENSOR_SHAPE_PROTO__INIT;
+static const msgdef shape_def = {
+    sizeof shape_init, &shape_init, {[1] = {FIELD, 2, C1}}, {ROOM(C1, Onnx__TensorShapeProto, dim)}, shape_field};
+
+static bool tensor_type_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TypeProto__Tensor *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__TypeProto__Tensor)ONNX__TYPE_PROTO__TENSOR__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, nshape = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1)
-            WANT(f, 0);
-        else if (f.id == 2) {
-            WANT(f, 2);
-            nshape++;
-        } else
-            nu++;
+    Onnx__TypeProto__Tensor *m = msg;
+    if (f->id == 1) {
+        m->has_elem_type = 1;
+        m->elem_type = (int32_t)(uint32_t)f->x;
+        return true;
     }
-    if (nshape > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        if (f.id == 1) {
-            m->has_elem_type = 1;
-            m->elem_type = (int32_t)(uint32_t)f.x;
-        } else if (f.id == 2) {
-            if (!(m->shape = shape(d, f.v, f.n, depth + 1)))
-                return NULL;
-        } else if (!unknown(d, &m->base, &f, q))
-            return NULL;
-    }
-    return m;
+    return (m->shape = message(d, &shape_def, f->v, f->n, depth + 1)) != NULL; /* 2 */
 }
 
-static Onnx__TypeProto *type(dec *d, const uint8_t *p, size_t len, int depth)
+static const Onnx__TypeProto__Tensor tensor_type_init = ONNX__TYPE_PROTO__TENSOR__INIT;
+static const msgdef tensor_type_def = {
+    sizeof tensor_type_init, &tensor_type_init, {[1] = {FIELD, 0}, [2] = {FIELD, 2, C1, 1}}, {{0}}, tensor_type_field};
+
+static bool type_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TypeProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__TypeProto)ONNX__TYPE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, ntensor = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1) {
-            WANT(f, 2);
-            ntensor++;
-        } else if (f.id == 6)
-            WANT(f, 2);
-        else if (f.id == 4 || f.id == 5 || f.id == 8 || f.id == 9)
-            return NULL; /* other kinds of type: protobuf-c reads them */
-        else
-            nu++;
+    Onnx__TypeProto *m = msg;
+    if (f->id == 1) {
+        m->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+        return (m->tensor_type = message(d, &tensor_type_def, f->v, f->n, depth + 1)) != NULL;
     }
-    if (ntensor > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        if (f.id == 1) {
-            m->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-            if (!(m->tensor_type = tensor_type(d, f.v, f.n, depth + 1)))
-                return NULL;
-        } else if (f.id == 6) {
-            if (!(m->denotation = str(d, &f)))
-                return NULL;
-        } else if (!unknown(d, &m->base, &f, q))
-            return NULL;
-    }
-    return m;
+    return (m->denotation = str(d, f)) != NULL; /* 6 */
 }
 
-static Onnx__ValueInfoProto *value_info(dec *d, const uint8_t *p, size_t len, int depth)
+/* 4, 5, 8, 9: other kinds of type, which protobuf-c reads */
+static const Onnx__TypeProto type_init = ONNX__TYPE_PROTO__INIT;
+static const msgdef type_def = {
+    sizeof type_init,
+    &type_init,
+    {[1] = {FIELD, 2, C1, 1}, [4] = {DECLINE}, [5] = {DECLINE}, [6] = {FIELD, 2}, [8] = {DECLINE}, [9] = {DECLINE}},
+    {{0}},
+    type_field};
+
+static bool value_info_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__ValueInfoProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__ValueInfoProto)ONNX__VALUE_INFO_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, ntype = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id == 1 || f.id == 3)
-            WANT(f, 2);
-        else if (f.id == 2) {
-            WANT(f, 2);
-            ntype++;
-        } else
-            nu++;
+    Onnx__ValueInfoProto *m = msg;
+    switch (f->id) {
+    case 1: return (m->name = str(d, f)) != NULL;
+    case 2: return (m->type = message(d, &type_def, f->v, f->n, depth + 1)) != NULL;
+    default: return (m->doc_string = str(d, f)) != NULL; /* 3 */
     }
-    if (ntype > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        if (f.id == 1) {
-            if (!(m->name = str(d, &f)))
-                return NULL;
-        } else if (f.id == 2) {
-            if (!(m->type = type(d, f.v, f.n, depth + 1)))
-                return NULL;
-        } else if (f.id == 3) {
-            if (!(m->doc_string = str(d, &f)))
-                return NULL;
-        } else if (!unknown(d, &m->base, &f, q))
-            return NULL;
-    }
-    return m;
 }
 
-static Onnx__TensorProto *tensor(dec *d, const uint8_t *p, size_t len, int depth)
+static const Onnx__ValueInfoProto value_info_init = ONNX__VALUE_INFO_PROTO__INIT;
+static const msgdef value_info_def = {sizeof value_info_init,
+                                      &value_info_init,
+                                      {[1] = {FIELD, 2}, [2] = {FIELD, 2, C1, 1}, [3] = {FIELD, 2}},
+                                      {{0}},
+                                      value_info_field};
+
+static bool tensor_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__TensorProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__TensorProto)ONNX__TENSOR_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, ndims = 0, nf = 0, ni32 = 0, nstr = 0, ni64 = 0, ndbl = 0, nu64 = 0, next_ = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        bool ok = true;
-        switch (f.id) {
-        case 1: ok = count_scalars(&f, 0, &ndims); break;
-        case 2:
-        case 14: ok = f.wt == 0; break;
-        case 3: return NULL; /* segments: protobuf-c reads them */
-        case 4: ok = count_scalars(&f, 5, &nf); break;
-        case 5: ok = count_scalars(&f, 0, &ni32); break;
-        case 6: ok = f.wt == 2, nstr++; break;
-        case 7: ok = count_scalars(&f, 0, &ni64); break;
-        case 8:
-        case 9:
-        case 12: ok = f.wt == 2; break;
-        case 10: ok = count_scalars(&f, 1, &ndbl); break;
-        case 11: ok = count_scalars(&f, 0, &nu64); break;
-        case 13: ok = f.wt == 2, next_++; break;
-        default: nu++;
-        }
-        if (!ok)
-            return NULL;
+    Onnx__TensorProto *m = msg;
+    switch (f->id) {
+    case 1: fill_scalars(f, 'l', m->dims, &m->n_dims); return true;
+    case 2:
+        m->has_data_type = 1;
+        m->data_type = (int32_t)(uint32_t)f->x;
+        return true;
+    case 4: fill_scalars(f, 'f', m->float_data, &m->n_float_data); return true;
+    case 5: fill_scalars(f, 'i', m->int32_data, &m->n_int32_data); return true;
+    case 6: return bytes(d, f, &m->string_data[m->n_string_data++]);
+    case 7: fill_scalars(f, 'l', m->int64_data, &m->n_int64_data); return true;
+    case 8: return (m->name = str(d, f)) != NULL;
+    case 9: m->has_raw_data = 1; return bytes(d, f, &m->raw_data);
+    case 10: fill_scalars(f, 'd', m->double_data, &m->n_double_data); return true;
+    case 11: fill_scalars(f, 'l', m->uint64_data, &m->n_uint64_data); return true;
+    case 12: return (m->doc_string = str(d, f)) != NULL;
+    case 13: return (m->external_data[m->n_external_data++] = message(d, &entry_def, f->v, f->n, depth + 1)) != NULL;
+    default: /* 14 */
+        m->has_data_location = 1;
+        m->data_location = (Onnx__TensorProto__DataLocation)(int32_t)(uint32_t)f->x;
+        return true;
     }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->dims, ndims);
-    ARRAY(d, m->float_data, nf);
-    ARRAY(d, m->int32_data, ni32);
-    ARRAY(d, m->string_data, nstr);
-    ARRAY(d, m->int64_data, ni64);
-    ARRAY(d, m->double_data, ndbl);
-    ARRAY(d, m->uint64_data, nu64);
-    ARRAY(d, m->external_data, next_);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        switch (f.id) {
-        case 1: fill_scalars(&f, 'l', m->dims, &m->n_dims); break;
-        case 2:
-            m->has_data_type = 1;
-            m->data_type = (int32_t)(uint32_t)f.x;
-            break;
-        case 4: fill_scalars(&f, 'f', m->float_data, &m->n_float_data); break;
-        case 5: fill_scalars(&f, 'i', m->int32_data, &m->n_int32_data); break;
-        case 6:
-            if (!bytes(d, &f, &m->string_data[m->n_string_data++]))
-                return NULL;
-            break;
-        case 7: fill_scalars(&f, 'l', m->int64_data, &m->n_int64_data); break;
-        case 8:
-            if (!(m->name = str(d, &f)))
-                return NULL;
-            break;
-        case 9:
-            m->has_raw_data = 1;
-            if (!bytes(d, &f, &m->raw_data))
-                return NULL;
-            break;
-        case 10: fill_scalars(&f, 'd', m->double_data, &m->n_double_data); break;
-        case 11: fill_scalars(&f, 'l', m->uint64_data, &m->n_uint64_data); break;
-        case 12:
-            if (!(m->doc_string = str(d, &f)))
-                return NULL;
-            break;
-        case 13:
-            if (!(m->external_data[m->n_external_data++] = entry(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 14:
-            m->has_data_location = 1;
-            m->data_location = (Onnx__TensorProto__DataLocation)(int32_t)(uint32_t)f.x;
-            break;
-        default:
-            if (!unknown(d, &m->base, &f, q))
-                return NULL;
-        }
-    }
-    return m;
 }
 
-static Onnx__AttributeProto *attribute(dec *d, const uint8_t *p, size_t len, int depth)
+/* 3: segments, which protobuf-c reads */
+static const Onnx__TensorProto tensor_init = ONNX__TENSOR_PROTO__INIT;
+static const msgdef tensor_def = {sizeof tensor_init,
+                                  &tensor_init,
+                                  {[1] = {PACKED, 0, C1},
+                                   [2] = {FIELD, 0},
+                                   [3] = {DECLINE},
+                                   [4] = {PACKED, 5, C2},
+                                   [5] = {PACKED, 0, C3},
+                                   [6] = {FIELD, 2, C4},
+                                   [7] = {PACKED, 0, C5},
+                                   [8] = {FIELD, 2},
+                                   [9] = {FIELD, 2},
+                                   [10] = {PACKED, 1, C6},
+                                   [11] = {PACKED, 0, C7},
+                                   [12] = {FIELD, 2},
+                                   [13] = {FIELD, 2, C8},
+                                   [14] = {FIELD, 0}},
+                                  {ROOM(C1, Onnx__TensorProto, dims), ROOM(C2, Onnx__TensorProto, float_data),
+                                   ROOM(C3, Onnx__TensorProto, int32_data), ROOM(C4, Onnx__TensorProto, string_data),
+                                   ROOM(C5, Onnx__TensorProto, int64_data), ROOM(C6, Onnx__TensorProto, double_data),
+                                   ROOM(C7, Onnx__TensorProto, uint64_data),
+                                   ROOM(C8, Onnx__TensorProto, external_data)},
+                                  tensor_field};
+
+static bool attribute_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__AttributeProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__AttributeProto)ONNX__ATTRIBUTE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, nt = 0, ng = 0, nfl = 0, nin = 0, nstr = 0, nts = 0, ngs = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        bool ok = true;
-        switch (f.id) {
-        case 1:
-        case 4:
-        case 13:
-        case 21: ok = f.wt == 2; break;
-        case 2: ok = f.wt == 5; break;
-        case 3:
-        case 20: ok = f.wt == 0; break;
-        case 5: ok = f.wt == 2, nt++; break;
-        case 6: ok = f.wt == 2, ng++; break;
-        case 7: ok = count_scalars(&f, 5, &nfl); break;
-        case 8: ok = count_scalars(&f, 0, &nin); break;
-        case 9: ok = f.wt == 2, nstr++; break;
-        case 10: ok = f.wt == 2, nts++; break;
-        case 11: ok = f.wt == 2, ngs++; break;
-        case 14:
-        case 15:
-        case 22:
-        case 23: return NULL; /* types and sparse tensors: protobuf-c reads them */
-        default: nu++;
-        }
-        if (!ok)
-            return NULL;
+    Onnx__AttributeProto *m = msg;
+    switch (f->id) {
+    case 1: return (m->name = str(d, f)) != NULL;
+    case 2:
+        m->has_f = 1;
+        memcpy(&m->f, f->v, 4);
+        return true;
+    case 3:
+        m->has_i = 1;
+        m->i = (int64_t)f->x;
+        return true;
+    case 4: m->has_s = 1; return bytes(d, f, &m->s);
+    case 5: return (m->t = message(d, &tensor_def, f->v, f->n, depth + 1)) != NULL;
+    case 6: return (m->g = message(d, &graph_def, f->v, f->n, depth + 1)) != NULL;
+    case 7: fill_scalars(f, 'f', m->floats, &m->n_floats); return true;
+    case 8: fill_scalars(f, 'l', m->ints, &m->n_ints); return true;
+    case 9: return bytes(d, f, &m->strings[m->n_strings++]);
+    case 10: return (m->tensors[m->n_tensors++] = message(d, &tensor_def, f->v, f->n, depth + 1)) != NULL;
+    case 11: return (m->graphs[m->n_graphs++] = message(d, &graph_def, f->v, f->n, depth + 1)) != NULL;
+    case 13: return (m->doc_string = str(d, f)) != NULL;
+    case 20:
+        m->has_type = 1;
+        m->type = (Onnx__AttributeProto__AttributeType)(int32_t)(uint32_t)f->x;
+        return true;
+    default: return (m->ref_attr_name = str(d, f)) != NULL; /* 21 */
     }
-    if (nt > 1 || ng > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->floats, nfl);
-    ARRAY(d, m->ints, nin);
-    ARRAY(d, m->strings, nstr);
-    ARRAY(d, m->tensors, nts);
-    ARRAY(d, m->graphs, ngs);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        switch (f.id) {
-        case 1:
-            if (!(m->name = str(d, &f)))
-                return NULL;
-            break;
-        case 2:
-            m->has_f = 1;
-            memcpy(&m->f, f.v, 4);
-            break;
-        case 3:
-            m->has_i = 1;
-            m->i = (int64_t)f.x;
-            break;
-        case 4:
-            m->has_s = 1;
-            if (!bytes(d, &f, &m->s))
-                return NULL;
-            break;
-        case 5:
-            if (!(m->t = tensor(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 6:
-            if (!(m->g = graph(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 7: fill_scalars(&f, 'f', m->floats, &m->n_floats); break;
-        case 8: fill_scalars(&f, 'l', m->ints, &m->n_ints); break;
-        case 9:
-            if (!bytes(d, &f, &m->strings[m->n_strings++]))
-                return NULL;
-            break;
-        case 10:
-            if (!(m->tensors[m->n_tensors++] = tensor(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 11:
-            if (!(m->graphs[m->n_graphs++] = graph(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 13:
-            if (!(m->doc_string = str(d, &f)))
-                return NULL;
-            break;
-        case 20:
-            m->has_type = 1;
-            m->type = (Onnx__AttributeProto__AttributeType)(int32_t)(uint32_t)f.x;
-            break;
-        case 21:
-            if (!(m->ref_attr_name = str(d, &f)))
-                return NULL;
-            break;
-        default:
-            if (!unknown(d, &m->base, &f, q))
-                return NULL;
-        }
-    }
-    return m;
 }
 
-static Onnx__NodeProto *node(dec *d, const uint8_t *p, size_t len, int depth)
+/* 14, 15, 22, 23: types and sparse tensors, which protobuf-c reads */
+static const Onnx__AttributeProto attribute_init = ONNX__ATTRIBUTE_PROTO__INIT;
+static const msgdef attribute_def = {sizeof attribute_init,
+                                     &attribute_init,
+                                     {[1] = {FIELD, 2},
+                                      [2] = {FIELD, 5},
+                                      [3] = {FIELD, 0},
+                                      [4] = {FIELD, 2},
+                                      [5] = {FIELD, 2, C1, 1},
+                                      [6] = {FIELD, 2, C2, 1},
+                                      [7] = {PACKED, 5, C3},
+                                      [8] = {PACKED, 0, C4},
+                                      [9] = {FIELD, 2, C5},
+                                      [10] = {FIELD, 2, C6},
+                                      [11] = {FIELD, 2, C7},
+                                      [13] = {FIELD, 2},
+                                      [14] = {DECLINE},
+                                      [15] = {DECLINE},
+                                      [20] = {FIELD, 0},
+                                      [21] = {FIELD, 2},
+                                      [22] = {DECLINE},
+                                      [23] = {DECLINE}},
+                                     {ROOM(C3, Onnx__AttributeProto, floats), ROOM(C4, Onnx__AttributeProto, ints),
+                                      ROOM(C5, Onnx__AttributeProto, strings), ROOM(C6, Onnx__AttributeProto, tensors),
+                                      ROOM(C7, Onnx__AttributeProto, graphs)},
+                                     attribute_field};
+
+static bool node_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__NodeProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__NodeProto)ONNX__NODE_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, nin = 0, nout = 0, nattr = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        if (f.id >= 1 && f.id <= 7) {
-            WANT(f, 2);
-            nin += f.id == 1, nout += f.id == 2, nattr += f.id == 5;
-        } else {
-            nu++;
-        }
+    Onnx__NodeProto *m = msg;
+    if (f->id == 5)
+        return (m->attribute[m->n_attribute++] = message(d, &attribute_def, f->v, f->n, depth + 1)) != NULL;
+    char *s = str(d, f); /* 1 to 7 but 5 are strings */
+    switch (f->id) {
+    case 1: m->input[m->n_input++] = s; break;
+    case 2: m->output[m->n_output++] = s; break;
+    case 3: m->name = s; break;
+    case 4: m->op_type = s; break;
+    case 6: m->doc_string = s; break;
+    default: m->domain = s; /* 7 */
     }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->input, nin);
-    ARRAY(d, m->output, nout);
-    ARRAY(d, m->attribute, nattr);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        char *s = NULL;
-        if (f.id >= 1 && f.id <= 7 && f.id != 5 && !(s = str(d, &f)))
-            return NULL;
-        switch (f.id) {
-        case 1: m->input[m->n_input++] = s; break;
-        case 2: m->output[m->n_output++] = s; break;
-        case 3: m->name = s; break;
-        case 4: m->op_type = s; break;
-        case 5:
-            if (!(m->attribute[m->n_attribute++] = attribute(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 6: m->doc_string = s; break;
-        case 7: m->domain = s; break;
-        default:
-            if (!unknown(d, &m->base, &f, q))
-                return NULL;
-        }
-    }
-    return m;
+    return s != NULL;
 }
 
-static Onnx__GraphProto *graph(dec *d, const uint8_t *p, size_t len, int depth)
+static const Onnx__NodeProto node_init = ONNX__NODE_PROTO__INIT;
+static const msgdef node_def = {
+    sizeof node_init,
+    &node_init,
+    {[1] = {FIELD, 2, C1},
+     [2] = {FIELD, 2, C2},
+     [3] = {FIELD, 2},
+     [4] = {FIELD, 2},
+     [5] = {FIELD, 2, C3},
+     [6] = {FIELD, 2},
+     [7] = {FIELD, 2}},
+    {ROOM(C1, Onnx__NodeProto, input), ROOM(C2, Onnx__NodeProto, output), ROOM(C3, Onnx__NodeProto, attribute)},
+    node_field};
+
+static bool graph_field(dec *d, void *msg, const fld *f, int depth)
 {
-    if (depth > CV_WIRE_MAX_DEPTH)
-        return NULL;
-    Onnx__GraphProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__GraphProto)ONNX__GRAPH_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, nn = 0, ninit = 0, nin = 0, nout = 0, nvi = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        switch (f.id) {
-        case 1: nn++; break;
-        case 5: ninit++; break;
-        case 11: nin++; break;
-        case 12: nout++; break;
-        case 13: nvi++; break;
-        case 2:
-        case 10: break;
-        case 14:
-        case 15: return NULL; /* annotations, sparse initializers: protobuf-c reads them */
-        default: nu++; continue;
-        }
-        WANT(f, 2);
+    Onnx__GraphProto *m = msg;
+    const uint8_t *v = f->v;
+    switch (f->id) {
+    case 1: return (m->node[m->n_node++] = message(d, &node_def, v, f->n, depth + 1)) != NULL;
+    case 2: return (m->name = str(d, f)) != NULL;
+    case 5: return (m->initializer[m->n_initializer++] = message(d, &tensor_def, v, f->n, depth + 1)) != NULL;
+    case 10: return (m->doc_string = str(d, f)) != NULL;
+    case 11: return (m->input[m->n_input++] = message(d, &value_info_def, v, f->n, depth + 1)) != NULL;
+    case 12: return (m->output[m->n_output++] = message(d, &value_info_def, v, f->n, depth + 1)) != NULL;
+    default: return (m->value_info[m->n_value_info++] = message(d, &value_info_def, v, f->n, depth + 1)) != NULL;
     }
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->node, nn);
-    ARRAY(d, m->initializer, ninit);
-    ARRAY(d, m->input, nin);
-    ARRAY(d, m->output, nout);
-    ARRAY(d, m->value_info, nvi);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        switch (f.id) {
-        case 1:
-            if (!(m->node[m->n_node++] = node(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 2:
-            if (!(m->name = str(d, &f)))
-                return NULL;
-            break;
-        case 5:
-            if (!(m->initializer[m->n_initializer++] = tensor(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 10:
-            if (!(m->doc_string = str(d, &f)))
-                return NULL;
-            break;
-        case 11:
-            if (!(m->input[m->n_input++] = value_info(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 12:
-            if (!(m->output[m->n_output++] = value_info(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        case 13:
-            if (!(m->value_info[m->n_value_info++] = value_info(d, f.v, f.n, depth + 1)))
-                return NULL;
-            break;
-        default:
-            if (!unknown(d, &m->base, &f, q))
-                return NULL;
-        }
-    }
-    return m;
 }
 
-static Onnx__ModelProto *model(dec *d, const uint8_t *p, size_t len)
+/* 14, 15: annotations, sparse initializers, which protobuf-c reads */
+static const Onnx__GraphProto graph_init = ONNX__GRAPH_PROTO__INIT;
+static const msgdef graph_def = {sizeof graph_init,
+                                 &graph_init,
+                                 {[1] = {FIELD, 2, C1},
+                                  [2] = {FIELD, 2},
+                                  [5] = {FIELD, 2, C2},
+                                  [10] = {FIELD, 2},
+                                  [11] = {FIELD, 2, C3},
+                                  [12] = {FIELD, 2, C4},
+                                  [13] = {FIELD, 2, C5},
+                                  [14] = {DECLINE},
+                                  [15] = {DECLINE}},
+                                 {ROOM(C1, Onnx__GraphProto, node), ROOM(C2, Onnx__GraphProto, initializer),
+                                  ROOM(C3, Onnx__GraphProto, input), ROOM(C4, Onnx__GraphProto, output),
+                                  ROOM(C5, Onnx__GraphProto, value_info)},
+                                 graph_field};
+
+static bool model_field(dec *d, void *msg, const fld *f, int depth)
 {
-    Onnx__ModelProto *m = take(d, sizeof *m);
-    if (!m)
-        return NULL;
-    *m = (Onnx__ModelProto)ONNX__MODEL_PROTO__INIT;
-    const uint8_t *q = p, *end = p + len;
-    fld f;
-    size_t nu = 0, ng = 0, nops = 0, nmeta = 0;
-    while (q < end) {
-        if (!next(&q, end, &f))
-            return NULL;
-        switch (f.id) {
-        case 1:
-        case 5: WANT(f, 0); break;
-        case 7: ng++; /* fall through */
-        case 2:
-        case 3:
-        case 4:
-        case 6: WANT(f, 2); break;
-        case 8:
-            WANT(f, 2);
-            nops++;
-            break;
-        case 14:
-            WANT(f, 2);
-            nmeta++;
-            break;
-        case 20:
-        case 25: return NULL; /* training info, functions: protobuf-c reads them */
-        default: nu++;
-        }
+    Onnx__ModelProto *m = msg;
+    switch (f->id) {
+    case 1:
+        m->has_ir_version = 1;
+        m->ir_version = (int64_t)f->x;
+        return true;
+    case 2: return (m->producer_name = str(d, f)) != NULL;
+    case 3: return (m->producer_version = str(d, f)) != NULL;
+    case 4: return (m->domain = str(d, f)) != NULL;
+    case 5:
+        m->has_model_version = 1;
+        m->model_version = (int64_t)f->x;
+        return true;
+    case 6: return (m->doc_string = str(d, f)) != NULL;
+    case 7: return (m->graph = message(d, &graph_def, f->v, f->n, depth + 1)) != NULL;
+    case 8: return (m->opset_import[m->n_opset_import++] = message(d, &opset_def, f->v, f->n, depth + 1)) != NULL;
+    default: /* 14 */
+        return (m->metadata_props[m->n_metadata_props++] = message(d, &entry_def, f->v, f->n, depth + 1)) != NULL;
     }
-    if (ng > 1)
-        return NULL;
-    ARRAY(d, m->base.unknown_fields, nu);
-    ARRAY(d, m->opset_import, nops);
-    ARRAY(d, m->metadata_props, nmeta);
-    for (q = p; q < end;) {
-        next(&q, end, &f);
-        char *s = NULL;
-        if ((f.id == 2 || f.id == 3 || f.id == 4 || f.id == 6) && !(s = str(d, &f)))
-            return NULL;
-        switch (f.id) {
-        case 1:
-            m->has_ir_version = 1;
-            m->ir_version = (int64_t)f.x;
-            break;
-        case 2: m->producer_name = s; break;
-        case 3: m->producer_version = s; break;
-        case 4: m->domain = s; break;
-        case 5:
-            m->has_model_version = 1;
-            m->model_version = (int64_t)f.x;
-            break;
-        case 6: m->doc_string = s; break;
-        case 7:
-            if (!(m->graph = graph(d, f.v, f.n, 1)))
-                return NULL;
-            break;
-        case 8:
-            if (!(m->opset_import[m->n_opset_import++] = opset(d, f.v, f.n, 1)))
-                return NULL;
-            break;
-        case 14:
-            if (!(m->metadata_props[m->n_metadata_props++] = entry(d, f.v, f.n, 1)))
-                return NULL;
-            break;
-        default:
-            if (!unknown(d, &m->base, &f, q))
-                return NULL;
-        }
-    }
-    return m;
 }
+
+/* 20, 25: training info, functions, which protobuf-c reads */
+static const Onnx__ModelProto model_init = ONNX__MODEL_PROTO__INIT;
+static const msgdef model_def = {sizeof model_init,
+                                 &model_init,
+                                 {[1] = {FIELD, 0},
+                                  [2] = {FIELD, 2},
+                                  [3] = {FIELD, 2},
+                                  [4] = {FIELD, 2},
+                                  [5] = {FIELD, 0},
+                                  [6] = {FIELD, 2},
+                                  [7] = {FIELD, 2, C1, 1},
+                                  [8] = {FIELD, 2, C2},
+                                  [14] = {FIELD, 2, C3},
+                                  [20] = {DECLINE},
+                                  [25] = {DECLINE}},
+                                 {ROOM(C2, Onnx__ModelProto, opset_import), ROOM(C3, Onnx__ModelProto, metadata_props)},
+                                 model_field};
 
 Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump)
 {
@@ -889,5 +645,5 @@ Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump)
     if (n >= (4u << 20) && bump->grow < (2u << 20))
         bump->grow = 2u << 20;
     dec d = {cv_pb_bump_allocator(bump)};
-    return model(&d, p, n);
+    return message(&d, &model_def, p, n, 0);
 }
