@@ -307,28 +307,23 @@ bool cv_pool_detach(cv_val *v)
     }
     if (v->kind != CV_VAL_TENSOR || v->borrowed)
         return true;
-    if (v->base) {
-        /* a view: its owner's bytes (the owner may have been detached
-         * already), copied out when they are the pool's */
+    /* a view: its owner's bytes (the owner may have been detached already) */
+    if (v->base)
         v->data = (char *)v->base->data + v->base_off;
-        if (!pool_slab_of(t_pool, v->data))
-            return true;
-        void *q = cv_malloc(v->nbytes ? v->nbytes : 1);
-        if (!q)
-            return false;
-        memcpy(q, v->data, v->nbytes);
-        cv_val_unref(v->base);
-        v->base = NULL;
-        v->data = q;
-        return true;
-    }
     if (!pool_slab_of(t_pool, v->data))
         return true;
+    /* the pool's bytes, copied out; the view drops its owner, the owner
+     * gives its bytes back to the pool */
     void *q = cv_malloc(v->nbytes ? v->nbytes : 1);
     if (!q)
         return false;
     memcpy(q, v->data, v->nbytes);
-    pool_free(t_pool, v->data);
+    if (v->base) {
+        cv_val_unref(v->base);
+        v->base = NULL;
+    } else {
+        pool_free(t_pool, v->data);
+    }
     v->data = q;
     return true;
 }
@@ -357,6 +352,27 @@ static cv_val *alloc_val(void)
     return v;
 }
 
+static void set_dims(cv_val *v, int rank, const int64_t *dims)
+{
+    v->rank = rank;
+    if (rank)
+        memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
+}
+
+/* A tensor's header, with no data yet: its dtype, shape, element count and
+ * byte size (the callers have checked rank and counted nelem, nbytes). */
+static cv_val *alloc_tensor(carve_dtype dtype, int rank, const int64_t *dims, size_t nelem, size_t nbytes)
+{
+    cv_val *v = alloc_val();
+    if (v) {
+        v->dtype = dtype;
+        set_dims(v, rank, dims);
+        v->nelem = nelem;
+        v->nbytes = nbytes;
+    }
+    return v;
+}
+
 /* A tensor whose data is zero-filled when zero is set or when the dtype
  * needs it: strings (NULL pointers until set), 4-bit types (a byte holds
  * two elements, so an odd count leaves half a byte no kernel writes). */
@@ -368,15 +384,9 @@ static cv_val *new_tensor(carve_dtype dtype, int rank, const int64_t *dims, bool
     size_t nb = dtype == CARVE_STRING ? n * sizeof(char *) : cv_dtype_nbytes(dtype, n);
     if (nb == SIZE_MAX || nb > MAX_TENSOR_BYTES)
         return NULL;
-    cv_val *v = alloc_val();
+    cv_val *v = alloc_tensor(dtype, rank, dims, n, nb);
     if (!v)
         return NULL;
-    v->dtype = dtype;
-    v->rank = rank;
-    if (rank)
-        memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
-    v->nelem = n;
-    v->nbytes = nb;
     v->data = cv_scratch_alloc(nb ? nb : 1);
     if (!v->data) {
         cv_free(v);
@@ -436,15 +446,9 @@ cv_val *cv_val_from_tensor(const cv_tensor *t)
         }
         return v;
     }
-    cv_val *v = alloc_val();
+    cv_val *v = alloc_tensor(t->dtype, t->rank, t->dims, t->nelem, t->nbytes);
     if (!v)
         return NULL;
-    v->dtype = t->dtype;
-    v->rank = t->rank;
-    if (t->rank)
-        memcpy(v->dims, t->dims, (size_t)t->rank * sizeof *t->dims);
-    v->nelem = t->nelem;
-    v->nbytes = t->nbytes;
     v->data = (void *)t->data;
     v->borrowed = true;
     return v;
@@ -518,16 +522,10 @@ cv_val *cv_val_view(const cv_val *v, int rank, const int64_t *dims, size_t off)
     size_t nb = cv_dtype_nbytes(v->dtype, n);
     if (off > v->nbytes || nb > v->nbytes - off)
         return NULL;
-    cv_val *c = alloc_val();
+    cv_val *c = alloc_tensor(v->dtype, rank, dims, n, nb);
     if (!c)
         return NULL;
-    c->dtype = v->dtype;
     c->optional = v->optional;
-    c->rank = rank;
-    if (rank)
-        memcpy(c->dims, dims, (size_t)rank * sizeof *dims);
-    c->nelem = n;
-    c->nbytes = nb;
     c->data = (char *)v->data + off;
     c->base = cv_val_ref(v->base ? v->base : (cv_val *)v);
     c->base_off = (v->base ? v->base_off : 0) + off;
@@ -541,11 +539,8 @@ cv_val *cv_val_reshaped(const cv_val *v, int rank, const int64_t *dims)
               carve_dtype_bits(v->dtype) >= 8))
         return c; /* a view, or out of memory */
     c = cv_val_clone(v);
-    if (!c)
-        return NULL;
-    c->rank = rank;
-    if (rank)
-        memcpy(c->dims, dims, (size_t)rank * sizeof *dims);
+    if (c)
+        set_dims(c, rank, dims);
     return c;
 }
 

@@ -59,12 +59,10 @@ static void refuse(cv_fold *f, carve_node_id id, carve_fold_guard g)
     }
 }
 
-/* An initializer tensor holding x's data (shared when x borrows the
- * model's own bytes, else copied into the arena). */
-static cv_tensor *tensor_of(carve_model *m, const cv_val *x)
+/* A tensor in m's arena with x's dtype and shape that points at x's own
+ * bytes (no strings yet when x holds strings); NULL when out of memory. */
+static cv_tensor *tensor_over(carve_model *m, const cv_val *x)
 {
-    if (x->dtype != CARVE_STRING && !x->borrowed)
-        return cv_tensor_new(m, x->dtype, x->rank, x->dims, x->data, x->nbytes);
     cv_tensor *t = cv_arena_alloc(&m->arena, sizeof *t);
     if (!t)
         return NULL;
@@ -75,8 +73,19 @@ static cv_tensor *tensor_of(carve_model *m, const cv_val *x)
     if (x->dtype != CARVE_STRING) {
         t->data = x->data;
         t->nbytes = x->nbytes;
-        return t;
     }
+    return m->arena.failed ? NULL : t;
+}
+
+/* An initializer tensor holding x's data (shared when x borrows the
+ * model's own bytes, else copied into the arena). */
+static cv_tensor *tensor_of(carve_model *m, const cv_val *x)
+{
+    if (x->dtype != CARVE_STRING && !x->borrowed)
+        return cv_tensor_new(m, x->dtype, x->rank, x->dims, x->data, x->nbytes);
+    cv_tensor *t = tensor_over(m, x);
+    if (!t || x->dtype != CARVE_STRING)
+        return t;
     t->strs = cv_arena_alloc(&m->arena, (x->nelem ? x->nelem : 1) * sizeof *t->strs);
     for (size_t i = 0; t->strs && i < x->nelem; i++) {
         const char *s = ((char **)x->data)[i];
@@ -101,16 +110,8 @@ static cv_tensor *lend(cv_fold *f, cv_val *x)
     carve_model *m = f->m;
     if (x->dtype == CARVE_STRING || x->borrowed || x->nbytes < LEND_MIN)
         return tensor_of(m, x);
-    cv_tensor *t = cv_arena_alloc(&m->arena, sizeof *t);
-    if (!t)
-        return NULL;
-    t->dtype = x->dtype;
-    t->rank = x->rank;
-    t->dims = cv_arena_memdup(&m->arena, x->dims, (size_t)x->rank * sizeof *x->dims);
-    t->nelem = x->nelem;
-    t->nbytes = x->nbytes;
-    t->data = x->data;
-    if (m->arena.failed || !cv_model_keep(m, drop_val, x))
+    cv_tensor *t = tensor_over(m, x);
+    if (!t || !cv_model_keep(m, drop_val, x))
         return NULL;
     cv_val_ref(x);
     return t;
