@@ -161,6 +161,15 @@ bool dt_check_run(dt *t, dt_tol tol, const char *file, int line)
     return ok;
 }
 
+carve_status dt_compile(dt *t, const char *name, void **h, carve_backend_refusal **ref)
+{
+    const carve_backend *be = cv_onednn_backend();
+    carve_backend_partition p = {t->m, t->g, NULL, "onednn", name, NULL};
+    *h = NULL;
+    *ref = calloc(1, sizeof **ref);
+    return *ref ? be->compile(be->user, &p, h, *ref) : CARVE_ERR_NOMEM;
+}
+
 bool dt_run(dt *t, carve_tensor **want, carve_tensor **got, const char *file, int line)
 {
     const carve_backend *be = cv_onednn_backend();
@@ -180,11 +189,10 @@ bool dt_run(dt *t, carve_tensor **want, carve_tensor **got, const char *file, in
     if (!t_check(carve_model_run(t->m, t->in, want) == CARVE_OK, file, line, "reference run: %s",
                  carve_errmsg(t->ctx)))
         return false;
-    carve_backend_partition p = {t->m, t->g, NULL, "onednn", "test", NULL};
-    void *h = NULL;
-    carve_backend_refusal *r = calloc(1, sizeof *r);
-    carve_status s = be->compile(be->user, &p, &h, r);
-    ok = t_check(s == CARVE_OK, file, line, "compile: %s: %s", carve_status_name(s), r->message);
+    void *h;
+    carve_backend_refusal *r;
+    carve_status s = dt_compile(t, "test", &h, &r);
+    ok = t_check(s == CARVE_OK, file, line, "compile: %s: %s", carve_status_name(s), r ? r->message : "");
     free(r);
     if (ok) {
         s = be->run(be->user, h, t->in, (size_t)t->n_in, got, n_out, msg, sizeof msg);

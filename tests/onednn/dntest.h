@@ -59,6 +59,10 @@ carve_value_id dt_input_int(dt *t, const char *name, carve_dtype dtype, int rank
                             bool extreme);
 /* Every node supported, compiled and run through oneDNN: want gets the
  * reference's outputs, got oneDNN's (the caller frees both, set or not). */
+/* Compiles t's graph as one partition named NAME through the oneDNN backend:
+ * its status; *h the handle (NULL when refused, the caller releases it), *ref
+ * a new refusal the caller frees. */
+carve_status dt_compile(dt *t, const char *name, void **h, carve_backend_refusal **ref);
 bool dt_run(dt *t, carve_tensor **want, carve_tensor **got, const char *file, int line);
 /* Every node supported, compiled and run through oneDNN; outputs match the
  * reference. */

@@ -40,10 +40,9 @@ static void pool_case(int64_t c, unsigned seed)
     chain(&t, c, 8);
     REQUIRE(dt_finish(&t));
     const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "pool", NULL};
-    carve_backend_refusal *ref = calloc(1, sizeof *ref);
-    void *h = NULL;
-    REQUIRE(be->compile(be->user, &p, &h, ref) == CARVE_OK);
+    carve_backend_refusal *ref;
+    void *h;
+    REQUIRE(dt_compile(&t, "pool", &h, &ref) == CARVE_OK);
     dn_prog *prog = h;
     size_t one = (size_t)c * 16 * 16 * 4;
     printf("c %lld: buffers %zu bytes alone, arena %zu (one value %zu)\n", (long long)c, prog->bufs_total,
@@ -98,10 +97,9 @@ TEST(sum_in_place_after_earlier_readers)
     dt_output(&t, dt_op1(&t, "Relu", dt_op2(&t, "Add", c[2], r)));
     REQUIRE(dt_finish(&t));
     const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "sum", NULL};
-    carve_backend_refusal *ref = calloc(1, sizeof *ref);
-    void *h = NULL;
-    REQUIRE(be->compile(be->user, &p, &h, ref) == CARVE_OK);
+    carve_backend_refusal *ref;
+    void *h;
+    REQUIRE(dt_compile(&t, "sum", &h, &ref) == CARVE_OK);
     dn_prog *prog = h;
     size_t reorders = 0;
     for (size_t i = 0; i < prog->n_steps; i++) {

@@ -158,11 +158,9 @@ TEST(compile_refusal_names_node)
     carve_value_id f = dt_op1(&t, "Floor", r);
     dt_output(&t, dt_op1(&t, "Tanh", f));
     REQUIRE(dt_finish(&t));
-    const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0", NULL};
-    carve_backend_refusal *ref = calloc(1, sizeof *ref);
-    void *h = NULL;
-    CHECK_INT(be->compile(be->user, &p, &h, ref), CARVE_ERR_UNSUPPORTED);
+    carve_backend_refusal *ref;
+    void *h;
+    CHECK_INT(dt_compile(&t, "part0", &h, &ref), CARVE_ERR_UNSUPPORTED);
     CHECK(h == NULL);
     CHECK_INT(ref->n_nodes, 1);
     CHECK(ref->nodes[0] == carve_value_producer(t.m, f));
@@ -180,10 +178,9 @@ TEST(run_checks_its_inputs)
     dt_output(&t, dt_op1(&t, "Relu", x));
     REQUIRE(dt_finish(&t));
     const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0", NULL};
-    carve_backend_refusal *ref = calloc(1, sizeof *ref);
-    void *h = NULL;
-    REQUIRE(be->compile(be->user, &p, &h, ref) == CARVE_OK);
+    carve_backend_refusal *ref;
+    void *h;
+    REQUIRE(dt_compile(&t, "part0", &h, &ref) == CARVE_OK);
     carve_tensor *wrong = carve_tensor_new(CARVE_FLOAT, 2, D(4, 4)), *out[1] = {NULL};
     char msg[256];
     CHECK_INT(be->run(be->user, h, &wrong, 1, out, 1, msg, sizeof msg), CARVE_ERR_ARG);
@@ -216,10 +213,9 @@ TEST(fusion_and_layouts_in_the_program)
     dt_output(&t, dt_op1(&t, "Relu", sum));
     REQUIRE(dt_finish(&t));
     const carve_backend *be = cv_onednn_backend();
-    carve_backend_partition p = {t.m, t.g, NULL, "onednn", "part0", NULL};
-    carve_backend_refusal *ref = calloc(1, sizeof *ref);
-    void *h = NULL;
-    REQUIRE(be->compile(be->user, &p, &h, ref) == CARVE_OK);
+    carve_backend_refusal *ref;
+    void *h;
+    REQUIRE(dt_compile(&t, "part0", &h, &ref) == CARVE_OK);
     dn_prog *prog = h;
     size_t convs = 0, reorders = 0, others = 0;
     for (size_t i = 0; i < prog->n_steps; i++) {
