@@ -508,94 +508,62 @@ cv_attr *cv_node_attr_add(carve_model *m, carve_node_id n, const char *name, car
     return a;
 }
 
-static cv_attr *attr_add(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k)
+/* Sets attribute name of node n to kind k with v's value (its u and n, already
+ * in the arena): every setter below ends here. */
+static carve_status attr_put(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k, cv_attr v)
 {
-    if (n >= m->n_nodes || !name || !*name) {
-        cv_error(m->ctx, CARVE_ERR_ARG, "set attribute: bad node or name");
-        return NULL;
-    }
+    if (n >= m->n_nodes || !name || !*name)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "set attribute: bad node or name");
     cv_attr *a = cv_node_attr_add(m, n, name, k);
-    if (!a || cv_model_nomem(m)) {
-        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    return a;
+    if (!a || cv_model_nomem(m))
+        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory");
+    a->n = v.n;
+    a->u = v.u;
+    return CARVE_OK;
 }
-
-#define DONE(m) (cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK)
 
 carve_status carve_node_set_attr_int(carve_model *m, carve_node_id n, const char *name, int64_t v)
 {
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_INT);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->u.i = v;
-    return CARVE_OK;
+    return attr_put(m, n, name, CARVE_ATTR_INT, (cv_attr){.u.i = v});
 }
 
 carve_status carve_node_set_attr_float(carve_model *m, carve_node_id n, const char *name, float v)
 {
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_FLOAT);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->u.f = v;
-    return CARVE_OK;
+    return attr_put(m, n, name, CARVE_ATTR_FLOAT, (cv_attr){.u.f = v});
+}
+
+static cv_bytes arena_bytes(carve_model *m, const char *s)
+{
+    return (cv_bytes){.n = strlen(s), .p = (const uint8_t *)cv_arena_strdup(&m->arena, s)};
 }
 
 carve_status carve_node_set_attr_string(carve_model *m, carve_node_id n, const char *name,
                                         const char *s)
 {
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_STRING);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->u.s.n = strlen(s);
-    a->u.s.p = (const uint8_t *)cv_arena_strdup(&m->arena, s);
-    return DONE(m);
-}
-
-/* A list attribute of count elements of el bytes, copied into the arena. */
-static carve_status attr_set_list(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k,
-                                  size_t count, const void *v, size_t el)
-{
-    cv_attr *a = attr_add(m, n, name, k);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->n = (uint32_t)count;
-    void *copy = cv_arena_memdup(&m->arena, v, count * el);
-    if (k == CARVE_ATTR_INTS)
-        a->u.ints = copy;
-    else if (k == CARVE_ATTR_FLOATS)
-        a->u.floats = copy;
-    else
-        a->u.graphs = copy;
-    return DONE(m);
+    return attr_put(m, n, name, CARVE_ATTR_STRING, (cv_attr){.u.s = arena_bytes(m, s)});
 }
 
 carve_status carve_node_set_attr_ints(carve_model *m, carve_node_id n, const char *name,
                                       size_t count, const int64_t *v)
 {
-    return attr_set_list(m, n, name, CARVE_ATTR_INTS, count, v, sizeof *v);
+    return attr_put(m, n, name, CARVE_ATTR_INTS,
+                    (cv_attr){.n = (uint32_t)count, .u.ints = cv_arena_memdup(&m->arena, v, count * sizeof *v)});
 }
 
 carve_status carve_node_set_attr_floats(carve_model *m, carve_node_id n, const char *name,
                                         size_t count, const float *v)
 {
-    return attr_set_list(m, n, name, CARVE_ATTR_FLOATS, count, v, sizeof *v);
+    return attr_put(m, n, name, CARVE_ATTR_FLOATS,
+                    (cv_attr){.n = (uint32_t)count, .u.floats = cv_arena_memdup(&m->arena, v, count * sizeof *v)});
 }
 
 carve_status carve_node_set_attr_strings(carve_model *m, carve_node_id n, const char *name,
                                          size_t count, const char *const *v)
 {
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_STRINGS);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->n = (uint32_t)count;
-    a->u.strings = cv_arena_alloc(&m->arena, (count ? count : 1) * sizeof *a->u.strings);
-    for (size_t i = 0; a->u.strings && i < count; i++) {
-        a->u.strings[i].n = strlen(v[i]);
-        a->u.strings[i].p = (const uint8_t *)cv_arena_strdup(&m->arena, v[i]);
-    }
-    return DONE(m);
+    cv_bytes *strs = cv_arena_alloc(&m->arena, (count ? count : 1) * sizeof *strs);
+    for (size_t i = 0; strs && i < count; i++)
+        strs[i] = arena_bytes(m, v[i]);
+    return attr_put(m, n, name, CARVE_ATTR_STRINGS, (cv_attr){.n = (uint32_t)count, .u.strings = strs});
 }
 
 carve_status carve_node_set_attr_tensor(carve_model *m, carve_node_id n, const char *name,
@@ -605,54 +573,46 @@ carve_status carve_node_set_attr_tensor(carve_model *m, carve_node_id n, const c
     cv_tensor *t = cv_tensor_new(m, dtype, rank, dims, data, nbytes);
     if (!t)
         return carve_errcode(m->ctx);
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_TENSOR);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->u.t = t;
-    return CARVE_OK;
+    return attr_put(m, n, name, CARVE_ATTR_TENSOR, (cv_attr){.u.t = t});
 }
 
-static carve_status adopt_graph(carve_model *m, carve_node_id n, carve_graph_id g)
+/* Node n takes the count subgraphs gs as its own (each made in n's graph,
+ * owned by no other node). */
+static carve_status adopt_graphs(carve_model *m, carve_node_id n, size_t count, const carve_graph_id *gs)
 {
-    if (g >= m->n_graphs || g == 0)
-        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no subgraph %u", g);
-    if (m->graphs[g].parent != m->nodes[n].graph)
-        return cv_error(m->ctx, CARVE_ERR_ARG,
-                        "set graph attribute: graph '%s' was not made as a subgraph of node '%s''s graph",
-                        m->graphs[g].name, m->nodes[n].name);
-    if (m->graphs[g].owner != CARVE_NONE && m->graphs[g].owner != n)
-        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: graph '%s' belongs to another node",
-                        m->graphs[g].name);
-    m->graphs[g].owner = n;
+    if (n >= m->n_nodes)
+        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no node %u", n);
+    for (size_t i = 0; i < count; i++) {
+        carve_graph_id g = gs[i];
+        if (g >= m->n_graphs || g == 0)
+            return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no subgraph %u", g);
+        if (m->graphs[g].parent != m->nodes[n].graph)
+            return cv_error(m->ctx, CARVE_ERR_ARG,
+                            "set graph attribute: graph '%s' was not made as a subgraph of node '%s''s graph",
+                            m->graphs[g].name, m->nodes[n].name);
+        if (m->graphs[g].owner != CARVE_NONE && m->graphs[g].owner != n)
+            return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: graph '%s' belongs to another node",
+                            m->graphs[g].name);
+        m->graphs[g].owner = n;
+    }
     return CARVE_OK;
 }
 
 carve_status carve_node_set_attr_graph(carve_model *m, carve_node_id n, const char *name,
                                        carve_graph_id g)
 {
-    if (n >= m->n_nodes)
-        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no node %u", n);
-    carve_status s = adopt_graph(m, n, g);
-    if (s != CARVE_OK)
-        return s;
-    cv_attr *a = attr_add(m, n, name, CARVE_ATTR_GRAPH);
-    if (!a)
-        return carve_errcode(m->ctx);
-    a->u.g = g;
-    return CARVE_OK;
+    carve_status s = adopt_graphs(m, n, 1, &g);
+    return s ? s : attr_put(m, n, name, CARVE_ATTR_GRAPH, (cv_attr){.u.g = g});
 }
 
 carve_status carve_node_set_attr_graphs(carve_model *m, carve_node_id n, const char *name,
                                         size_t count, const carve_graph_id *gs)
 {
-    if (n >= m->n_nodes)
-        return cv_error(m->ctx, CARVE_ERR_ARG, "set graph attribute: no node %u", n);
-    for (size_t i = 0; i < count; i++) {
-        carve_status s = adopt_graph(m, n, gs[i]);
-        if (s != CARVE_OK)
-            return s;
-    }
-    return attr_set_list(m, n, name, CARVE_ATTR_GRAPHS, count, gs, sizeof *gs);
+    carve_status s = adopt_graphs(m, n, count, gs);
+    if (s)
+        return s;
+    carve_graph_id *copy = cv_arena_memdup(&m->arena, gs, count * sizeof *gs);
+    return attr_put(m, n, name, CARVE_ATTR_GRAPHS, (cv_attr){.n = (uint32_t)count, .u.graphs = copy});
 }
 
 bool carve_node_attr_int(const carve_model *m, carve_node_id n, const char *name, int64_t *v)
