@@ -84,7 +84,7 @@ carve_status i_window(cv_ictx *c)
 
 typedef struct {
     size_t n;
-    double *cs, *sn; /* cos/sin(2 pi k / n), k < n */
+    double *cs, *sn; /* cos/sin(2 pi k / n), k < n; one block with wr, wi */
     double *wr, *wi; /* scratch of n */
     size_t *rev;     /* bit reversal (power-of-two n) */
     bool pow2;
@@ -93,9 +93,6 @@ typedef struct {
 static void plan_free(dft_plan *p)
 {
     cv_free(p->cs);
-    cv_free(p->sn);
-    cv_free(p->wr);
-    cv_free(p->wi);
     cv_free(p->rev);
     memset(p, 0, sizeof *p);
 }
@@ -105,15 +102,13 @@ static bool plan_init(dft_plan *p, size_t n)
     memset(p, 0, sizeof *p);
     p->n = n;
     p->pow2 = n && !(n & (n - 1));
-    p->cs = cv_malloc(n * sizeof *p->cs + 1);
-    p->sn = cv_malloc(n * sizeof *p->sn + 1);
-    p->wr = cv_malloc(n * sizeof *p->wr + 1);
-    p->wi = cv_malloc(n * sizeof *p->wi + 1);
+    p->cs = cv_malloc(4 * n * sizeof *p->cs + 1);
     p->rev = p->pow2 ? cv_malloc(n * sizeof *p->rev + 1) : NULL;
-    if (!p->cs || !p->sn || !p->wr || !p->wi || (p->pow2 && !p->rev)) {
+    if (!p->cs || (p->pow2 && !p->rev)) {
         plan_free(p);
         return false;
     }
+    p->sn = p->cs + n, p->wr = p->sn + n, p->wi = p->wr + n;
     for (size_t k = 0; k < n; k++) {
         /* exact symmetry for the quarter turns */
         double a = 2 * PI * (double)k / (double)n;
@@ -209,32 +204,38 @@ static void setd(cv_val *v, size_t i, double x)
         cv_val_set_f64(v, i, x);
 }
 
-/* What DFT and STFT transform with: the plan for n points, re and im of
- * n doubles, and (STFT) the window's n values in w. */
+/* What DFT and STFT transform with: their output y (x's dtype, dims od),
+ * the plan for n points, re and im of n doubles and (STFT) the window's n
+ * values in w, one block. */
 typedef struct {
+    cv_val *y;
     dft_plan p;
     double *re, *im, *w;
 } fft_work;
 
-/* false on NOMEM (then f holds nothing). */
-static bool fft_begin(fft_work *f, size_t n, bool window)
+/* CARVE_OK, or NOMEM (then f holds nothing). */
+static carve_status fft_begin(cv_kctx *k, fft_work *f, const cv_val *x, int rank, const int64_t *od, size_t n,
+                              bool window)
 {
-    f->re = cv_malloc(n * sizeof *f->re + 1), f->im = cv_malloc(n * sizeof *f->im + 1);
-    f->w = window ? cv_malloc(n * sizeof *f->w + 1) : NULL;
-    if (f->re && f->im && (!window || f->w) && plan_init(&f->p, n))
-        return true;
+    f->y = cv_val_new(x->dtype, rank, od);
+    f->re = f->y ? cv_malloc((window ? 3 : 2) * n * sizeof *f->re + 1) : NULL;
+    if (f->re && plan_init(&f->p, n)) {
+        f->im = f->re + n;
+        f->w = window ? f->im + n : NULL;
+        return CARVE_OK;
+    }
     cv_free(f->re);
-    cv_free(f->im);
-    cv_free(f->w);
-    return false;
+    cv_val_unref(f->y);
+    return cv_knomem(k);
 }
 
-static void fft_end(fft_work *f)
+/* Frees the work and hands y over to out[0]. */
+static carve_status fft_end(fft_work *f, cv_val **out)
 {
     plan_free(&f->p);
     cv_free(f->re);
-    cv_free(f->im);
-    cv_free(f->w);
+    out[0] = f->y;
+    return CARVE_OK;
 }
 
 /* DFT and STFT: bins re[j] + i im[j] (j < n), times norm, into y's
@@ -313,14 +314,10 @@ carve_status k_dft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
     memcpy(od, x->dims, (size_t)x->rank * sizeof *od);
     od[axis] = nout;
     od[x->rank - 1] = 2;
-    cv_val *y = cv_val_new(x->dtype, x->rank, od);
-    if (!y)
-        return cv_knomem(k);
     fft_work fw;
-    if (!fft_begin(&fw, (size_t)n, false)) {
-        cv_val_unref(y);
-        return cv_knomem(k);
-    }
+    carve_status s = fft_begin(k, &fw, x, x->rank, od, (size_t)n, false);
+    if (s)
+        return s;
     double *re = fw.re, *im = fw.im;
     size_t outer = cv_nelem((int)axis, x->dims), inner = cv_nelem(x->rank - 2 - (int)axis, x->dims + axis + 1);
     size_t ci = (size_t)x->dims[x->rank - 1];
@@ -338,11 +335,9 @@ carve_status k_dft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
                 }
             }
             transform(&fw.p, re, im, inverse ? 1 : -1);
-            put_bins(y, (o * (size_t)nout * inner + q) * 2, inner * 2, re, im, (size_t)nout, norm);
+            put_bins(fw.y, (o * (size_t)nout * inner + q) * 2, inner * 2, re, im, (size_t)nout, norm);
         }
-    fft_end(&fw);
-    out[0] = y;
-    return CARVE_OK;
+    return fft_end(&fw, out);
 }
 
 carve_status i_dft(cv_ictx *c)
@@ -448,14 +443,10 @@ carve_status k_stft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
                        (long long)fl);
     int64_t frames = (L - fl) / step + 1, bins = onesided ? fl / 2 + 1 : fl;
     int64_t od[4] = {B, frames, bins, 2};
-    cv_val *y = cv_val_new(x->dtype, 4, od);
-    if (!y)
-        return cv_knomem(k);
     fft_work fw;
-    if (!fft_begin(&fw, (size_t)fl, true)) {
-        cv_val_unref(y);
-        return cv_knomem(k);
-    }
+    carve_status s = fft_begin(k, &fw, x, 4, od, (size_t)fl, true);
+    if (s)
+        return s;
     double *re = fw.re, *im = fw.im, *w = fw.w;
     for (int64_t i = 0; i < fl; i++)
         w[i] = window ? getd(window, (size_t)i) : 1.0;
@@ -468,11 +459,10 @@ carve_status k_stft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
                 im[j] = cplx ? getd(x, e + 1) * w[j] : 0;
             }
             transform(&fw.p, re, im, -1);
-            put_bins(y, ((size_t)b * (size_t)frames + (size_t)f) * (size_t)bins * 2, 2, re, im, (size_t)bins, 1.0);
+            put_bins(fw.y, ((size_t)b * (size_t)frames + (size_t)f) * (size_t)bins * 2, 2, re, im, (size_t)bins,
+                     1.0);
         }
-    fft_end(&fw);
-    out[0] = y;
-    return CARVE_OK;
+    return fft_end(&fw, out);
 }
 
 carve_status i_stft(cv_ictx *c)
