@@ -200,6 +200,16 @@ static void body_io_free(cv_val **bin, size_t n_in, cv_val **bout, size_t n_out)
     cv_free(bout);
 }
 
+/* The end of Scan's kernels: outputs dropped on failure s, the body's nb
+ * inputs and nb outputs freed either way; returns s. */
+static carve_status body_end(carve_status s, cv_val **out, uint32_t n_out, cv_val **bin, cv_val **bout, size_t nb)
+{
+    if (s)
+        unref_all(out, n_out);
+    body_io_free(bin, nb, bout, nb);
+    return s;
+}
+
 static void vlists_free(vlist *l, size_t n)
 {
     for (size_t i = 0; l && i < n; i++) {
@@ -523,10 +533,7 @@ static carve_status scan8(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, 
         if (r + 2 > CARVE_MAX_RANK || !(out[n_st + j] = cv_val_new(dt, r + 2, d)))
             s = cv_knomem(k);
     }
-    if (s)
-        unref_all(out, n_out);
-    body_io_free(bin, nb, bout, nb);
-    return s;
+    return body_end(s, out, n_out, bin, bout, nb);
 }
 
 carve_status k_scan(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
@@ -638,23 +645,19 @@ carve_status k_scan(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
         if (!(out[n_st + j] = cv_val_new(dt, r + 1, d)))
             s = cv_knomem(k);
     }
-    if (s)
-        unref_all(out, n_out);
     vlists_free(scans, n_scan);
-    body_io_free(bin, nb, bout, nb);
     cv_free(axis);
-    return s;
+    return body_end(s, out, n_out, bin, bout, nb);
 }
 
 /* ---------------------------------------------------------------- SequenceMap */
 
 carve_status k_seqmap(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_t n_out)
 {
-    carve_status s = need_interp(k);
-    if (s)
-        return s;
     carve_graph_id g;
-    s = body_graph(k, "body", n_in, n_out, "one per input of the node", "one per output of the node", &g);
+    carve_status s = need_interp(k);
+    if (!s)
+        s = body_graph(k, "body", n_in, n_out, "one per input of the node", "one per output of the node", &g);
     if (s)
         return s;
     if (!in[0] || in[0]->kind != CV_VAL_SEQUENCE)
@@ -757,6 +760,13 @@ static carve_status set_merged(cv_ictx *c, uint32_t i, const cv_type *a, const c
     return cv_infer_set(c, i, dt, a->rank, dims);
 }
 
+/* Loop-carried output i of Loop and Scan: the body's output t merged with
+ * the initial value, input j. */
+static carve_status set_carried(cv_ictx *c, uint32_t i, const cv_type *t, uint32_t j)
+{
+    return set_merged(c, i, t, cv_infer_in(c, j), "the body's output", "the initial value");
+}
+
 /* Output i is body output type t with dim `lead` inserted at axis (a scan
  * output); axis counts in the result's rank. */
 static carve_status set_stacked(cv_ictx *c, uint32_t i, const cv_type *t, int64_t axis, int n_lead,
@@ -781,12 +791,10 @@ carve_status i_if(cv_ictx *c)
 {
     carve_graph_id tg = cv_attr_g(c->m, c->node, "then_branch"), eg = cv_attr_g(c->m, c->node, "else_branch");
     const cv_node *n = &c->m->nodes[c->node];
-    for (uint32_t i = 0; i < n->n_out; i++) {
-        carve_status s = set_merged(c, i, gout_type(c->m, tg, i), gout_type(c->m, eg, i), "then_branch", "else_branch");
-        if (s)
-            return s;
-    }
-    return CARVE_OK;
+    carve_status s = CARVE_OK;
+    for (uint32_t i = 0; !s && i < n->n_out; i++)
+        s = set_merged(c, i, gout_type(c->m, tg, i), gout_type(c->m, eg, i), "then_branch", "else_branch");
+    return s;
 }
 
 carve_status i_loop(cv_ictx *c)
@@ -804,17 +812,11 @@ carve_status i_loop(cv_ictx *c)
         int64_t t = cv_val_get_i64(mv, 0);
         trip.value = t > 0 ? t : 0;
     }
-    for (uint32_t i = 0; i < n->n_out; i++) {
-        carve_status s;
-        if (i < n_car)
-            s = set_merged(c, i, gout_type(c->m, g, 1 + i), cv_infer_in(c, 2 + i), "the body's output",
-                           "the initial value");
-        else
-            s = set_stacked(c, i, gout_type(c->m, g, 1 + i), 0, 1, &trip);
-        if (s)
-            return s;
-    }
-    return CARVE_OK;
+    carve_status s = CARVE_OK;
+    for (uint32_t i = 0; !s && i < n->n_out; i++)
+        s = i < n_car ? set_carried(c, i, gout_type(c->m, g, 1 + i), 2 + i)
+                      : set_stacked(c, i, gout_type(c->m, g, 1 + i), 0, 1, &trip);
+    return s;
 }
 
 carve_status i_scan(cv_ictx *c)
@@ -845,19 +847,17 @@ carve_status i_scan(cv_ictx *c)
                 lead[0] = x0->dims[a];
         }
     }
-    for (uint32_t i = 0; i < n->n_out; i++) {
+    carve_status s = CARVE_OK;
+    for (uint32_t i = 0; !s && i < n->n_out; i++) {
         const cv_type *t = gout_type(c->m, g, i);
-        carve_status s;
         if (i < n_st && first)
             s = set_stacked(c, i, t, 0, 1, lead);
         else if (i < n_st)
-            s = set_merged(c, i, t, cv_infer_in(c, i), "the body's output", "the initial value");
+            s = set_carried(c, i, t, i);
         else if (first)
             s = set_stacked(c, i, t, 0, 2, lead);
         else
             s = set_stacked(c, i, t, n_out_axes > (int)(i - n_st) ? out_axes[i - n_st] : 0, 1, lead);
-        if (s)
-            return s;
     }
-    return CARVE_OK;
+    return s;
 }
