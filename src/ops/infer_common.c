@@ -123,3 +123,14 @@ carve_status i_where(cv_ictx *c)
     const cv_type *t = cv_infer_in(c, 1);
     return bcast(c, 0, 3, t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED);
 }
+
+carve_status cv_infer_dims(cv_ictx *c, cv_dims_fn dims)
+{
+    const cv_type *x = cv_infer_in(c, 0);
+    if (!x || x->kind != CARVE_TYPE_TENSOR || x->rank < 0)
+        return cv_infer_set(c, 0, x && x->kind == CARVE_TYPE_TENSOR ? x->dtype : CARVE_UNDEFINED, -1, NULL);
+    int rank = x->rank;
+    carve_dim d[CARVE_MAX_RANK];
+    carve_status s = dims(c, x, &rank, d);
+    return s ? s : cv_infer_set(c, 0, x->dtype, rank, d);
+}

@@ -511,13 +511,10 @@ static carve_dim slice_dim_sym(carve_dim d, int64_t s, int64_t e, int64_t step)
     return sh_du();
 }
 
-carve_status i_slice(cv_ictx *c)
+/* Slice's dims: each sliced axis's length (known or not). */
+static carve_status slice_dims(cv_ictx *c, const cv_type *x, int *rank, carve_dim *d)
 {
-    const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    int r = x->rank;
+    int r = *rank;
     slice_args a;
     size_t ne = 0, na = 0, ns = 0;
     bool kn_se, kn_axes = true, kn_steps = true, have_axes = false, have_steps = false;
@@ -550,12 +547,11 @@ carve_status i_slice(cv_ictx *c)
             kn_steps = sh_const_ints(c, 4, a.steps, CARVE_MAX_RANK, &ns);
         }
     }
-    carve_dim d[CARVE_MAX_RANK];
     memcpy(d, x->dims, (size_t)r * sizeof *d);
     if (!kn_axes || (!have_axes && !kn_se)) {
         for (int i = 0; i < r; i++)
             d[i] = sh_du();
-        return cv_infer_set(c, 0, dt, r, d);
+        return CARVE_OK;
     }
     size_t n = have_axes ? na : a.n;
     if (!have_axes) {
@@ -588,8 +584,10 @@ carve_status i_slice(cv_ictx *c)
             return cv_ierr(c, "'steps' value %zu is 0", i);
         d[ax] = slice_dim_sym(x->dims[ax], a.starts[i], a.ends[i], step);
     }
-    return cv_infer_set(c, 0, dt, r, d);
+    return CARVE_OK;
 }
+
+carve_status i_slice(cv_ictx *c) { return cv_infer_dims(c, slice_dims); }
 
 /* ================================================================ DepthToSpace, SpaceToDepth */
 

@@ -518,17 +518,18 @@ carve_status i_gemm(cv_ictx *c)
     return cv_infer_set(c, 0, dt, 2, d);
 }
 
-carve_status i_det(cv_ictx *c)
+/* Det's dims: the batch dims of its square matrices. */
+static carve_status det_dims(cv_ictx *c, const cv_type *t, int *rank, carve_dim *d)
 {
-    const cv_type *t = nn_tensor_in(c, 0);
-    carve_dtype dt = nn_dtype_in(c, 0);
-    if (!t)
-        return cv_infer_set(c, 0, dt, -1, NULL);
     if (t->rank < 2)
         return cv_ierr(c, "input 0 'X' has rank %d, expected at least 2", t->rank);
     carve_dim a = t->dims[t->rank - 2], b = t->dims[t->rank - 1];
     if (a.value >= 0 && b.value >= 0 && a.value != b.value)
         return cv_ierr(c, "input 0 'X' ends in %lldx%lld matrices, which are not square", (long long)a.value,
                        (long long)b.value);
-    return cv_infer_set(c, 0, dt, t->rank - 2, t->dims);
+    *rank = t->rank - 2;
+    memcpy(d, t->dims, (size_t)*rank * sizeof *d);
+    return CARVE_OK;
 }
+
+carve_status i_det(cv_ictx *c) { return cv_infer_dims(c, det_dims); }

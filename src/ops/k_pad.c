@@ -176,13 +176,10 @@ carve_status k_tile(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32
     return sh_finish(k, v, &out[0]);
 }
 
-carve_status i_tile(cv_ictx *c)
+/* Tile's dims: each axis times its repeat count (known or not). */
+static carve_status tile_dims(cv_ictx *c, const cv_type *x, int *rank, carve_dim *d)
 {
-    const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    int r = x->rank;
+    int r = *rank;
     int64_t rep[CARVE_MAX_RANK];
     size_t n;
     bool known;
@@ -201,7 +198,6 @@ carve_status i_tile(cv_ictx *c)
         if (known && n != (size_t)r)
             return cv_ierr(c, "input 1 'repeats' has %zu values but the input has rank %d", n, r);
     }
-    carve_dim d[CARVE_MAX_RANK];
     for (int i = 0; i < r; i++) {
         if (!known) {
             d[i] = x->dims[i].value == 0 ? sh_dk(0) : sh_du();
@@ -218,8 +214,10 @@ carve_status i_tile(cv_ictx *c)
         else
             d[i] = sh_du();
     }
-    return cv_infer_set(c, 0, dt, r, d);
+    return CARVE_OK;
 }
+
+carve_status i_tile(cv_ictx *c) { return cv_infer_dims(c, tile_dims); }
 
 /* ================================================================ Pad */
 
@@ -401,13 +399,10 @@ carve_status k_pad(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
     return sh_finish(k, v, &out[0]);
 }
 
-carve_status i_pad(cv_ictx *c)
+/* Pad's dims: each padded axis grows by its two pads (known or not). */
+static carve_status pad_dims(cv_ictx *c, const cv_type *x, int *rank, carve_dim *d)
 {
-    const cv_type *x = sh_tin(c, 0);
-    carve_dtype dt = x ? x->dtype : CARVE_UNDEFINED;
-    if (!x || x->rank < 0)
-        return cv_infer_set(c, 0, dt, -1, NULL);
-    int r = x->rank;
+    int r = *rank;
     int64_t pads[2 * CARVE_MAX_RANK], axes[CARVE_MAX_RANK];
     size_t n = 0, na = (size_t)r;
     bool known;
@@ -427,11 +422,10 @@ carve_status i_pad(cv_ictx *c)
     else
         for (int i = 0; i < r; i++)
             axes[i] = i;
-    carve_dim d[CARVE_MAX_RANK];
     if (!known) {
         for (int i = 0; i < r; i++)
             d[i] = sh_du();
-        return cv_infer_set(c, 0, dt, r, d);
+        return CARVE_OK;
     }
     if (n != 2 * na)
         return cv_ierr(c, "pads has %zu values; it needs 2 per padded axis (%zu)", n, 2 * na);
@@ -454,5 +448,7 @@ carve_status i_pad(cv_ictx *c)
             d[a] = sh_du();
         }
     }
-    return cv_infer_set(c, 0, dt, r, d);
+    return CARVE_OK;
 }
+
+carve_status i_pad(cv_ictx *c) { return cv_infer_dims(c, pad_dims); }

@@ -395,19 +395,17 @@ carve_status i_pool(cv_ictx *c)
     return s ? s : cv_infer_set(c, 1, CARVE_INT64, x->rank, d);
 }
 
-carve_status i_globalpool(cv_ictx *c)
+/* Global pooling's dims: N, C, then 1 for each spatial axis. */
+static carve_status globalpool_dims(cv_ictx *c, const cv_type *x, int *rank, carve_dim *d)
 {
-    const cv_type *x = nn_tensor_in(c, 0);
-    carve_dtype dt = nn_dtype_in(c, 0);
-    if (!x)
-        return cv_infer_set(c, 0, dt, -1, NULL);
     if (x->rank < 2)
         return cv_ierr(c, "input 0 'X' has rank %d, expected at least 2 (N, C, spatial...)", x->rank);
-    carve_dim d[CARVE_MAX_RANK];
-    for (int i = 0; i < x->rank; i++)
+    for (int i = 0; i < *rank; i++)
         d[i] = i < 2 ? x->dims[i] : nn_known(1);
-    return cv_infer_set(c, 0, dt, x->rank, d);
+    return CARVE_OK;
 }
+
+carve_status i_globalpool(cv_ictx *c) { return cv_infer_dims(c, globalpool_dims); }
 
 carve_status i_maxunpool(cv_ictx *c)
 {

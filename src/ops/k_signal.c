@@ -340,15 +340,14 @@ carve_status k_dft(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, uint32_
     return fft_end(&fw, out);
 }
 
-carve_status i_dft(cv_ictx *c)
+/* DFT's dims: the transformed axis has the DFT's length (halved plus one
+ * when onesided), the last dim is 2. */
+static carve_status dft_dims(cv_ictx *c, const cv_type *t, int *rank, carve_dim *d)
 {
+    (void)rank;
     const cv_node *n = &c->m->nodes[c->node];
-    const cv_type *t = cv_infer_in(c, 0);
-    if (!t || t->kind != CARVE_TYPE_TENSOR || t->rank < 0)
-        return cv_infer_set(c, 0, t && t->kind == CARVE_TYPE_TENSOR ? t->dtype : CARVE_UNDEFINED, -1, NULL);
     if (t->rank < 2)
         return cv_ierr(c, "input 0 has rank %d, expected >= 2", t->rank);
-    carve_dim d[CARVE_MAX_RANK];
     memcpy(d, t->dims, (size_t)t->rank * sizeof *d);
     d[t->rank - 1] = (carve_dim){2, NULL};
     char err[200];
@@ -357,7 +356,7 @@ carve_status i_dft(cv_ictx *c)
     if (!axis_known) {
         for (int i = 0; i < t->rank - 1; i++)
             d[i] = (carve_dim){-1, NULL};
-        return cv_infer_set(c, 0, t->dtype, t->rank, d);
+        return CARVE_OK;
     }
     if (!dft_axis(c->m, c->node, c->opset, c->opset >= 20 ? c->const_input(c, 2) : NULL, t->rank, &axis, err,
                   sizeof err))
@@ -372,8 +371,10 @@ carve_status i_dft(cv_ictx *c)
     if (onesided)
         len = len.value >= 0 ? (carve_dim){len.value / 2 + 1, NULL} : (carve_dim){-1, NULL};
     d[axis] = len;
-    return cv_infer_set(c, 0, t->dtype, t->rank, d);
+    return CARVE_OK;
 }
+
+carve_status i_dft(cv_ictx *c) { return cv_infer_dims(c, dft_dims); }
 
 /* ================================================================ STFT */
 

@@ -246,6 +246,13 @@ typedef carve_status (*cv_infer_fn)(cv_ictx *c);
 /* Output `out` gets input `in`'s shape, with dtype (or in's dtype when
  * CARVE_UNDEFINED). */
 carve_status cv_infer_like(cv_ictx *c, uint32_t out, uint32_t in, carve_dtype dtype);
+/* Makes output dims d of rank *rank (x's rank on entry) from input 0's
+ * type x, or fails with the op's error. */
+typedef carve_status (*cv_dims_fn)(cv_ictx *c, const cv_type *x, int *rank, carve_dim *d);
+/* Output 0 of an op whose output has input 0's dtype and dims made from
+ * input 0's by dims (Slice, Tile, Pad, Det, DFT, ...): unknown rank in,
+ * unknown rank out, without asking dims. */
+carve_status cv_infer_dims(cv_ictx *c, cv_dims_fn dims);
 
 /* ================================================================ decomposition */
 
