@@ -48,6 +48,32 @@ typedef struct {
     float b0; /* the channel's bias: where each output's sum starts */
 } dwrows;
 
+#ifdef DW_VEC
+/* Stride 1, outputs from o one vector V of L floats at a time while they
+ * fit below hi (the tail of the wider strips): each sum starts from the
+ * bias and takes the taps in the sweeps' order. Returns the first output
+ * left. SPEC: the function's storage and attributes. */
+#define DW_STRIP1(SPEC, NAME, V, L)                                                    \
+    SPEC int64_t NAME(float *restrict y, const dwrows *r, int64_t o, int64_t hi)       \
+    {                                                                                  \
+        for (; o + L <= hi; o += L) {                                                  \
+            V a;                                                                       \
+            for (int l = 0; l < L; l++)                                                \
+                a[l] = r->b0;                                                          \
+            for (int64_t q = 0; q < r->n; q++)                                         \
+                for (int64_t kw = 0; kw < r->kw; kw++) {                               \
+                    V xv;                                                              \
+                    memcpy(&xv, r->x + (r->xo[q] + o + kw * r->dw), sizeof xv);        \
+                    a += r->w[q][kw] * xv;                                             \
+                }                                                                      \
+            memcpy(y + o, &a, sizeof a);                                               \
+        }                                                                              \
+        return o;                                                                      \
+    }
+
+DW_STRIP1(static, dw_strip4, dw_vec, DW_VEC)
+#endif
+
 #if defined(DW_VEC) && (defined(__clang__) || __GNUC__ >= 12)
 /* Outputs o..o+3 of stride 2 read x[p], x[p + 2], x[p + 4], x[p + 6]. */
 static inline dw_vec dw_load2(const float *p)
@@ -67,6 +93,8 @@ static inline dw_vec dw_load2(const float *p)
  * bits. Returns the first output it left to dw_interior. */
 typedef float dw_vec8 __attribute__((vector_size(32)));
 #define DW_AVX2 1
+
+DW_STRIP1(__attribute__((target("avx2"))) static, dw_strip8, dw_vec8, 8)
 
 __attribute__((target("avx2"))) static int64_t dw_strips8(float *restrict y, const dwrows *r, int64_t s, int64_t o,
                                                           int64_t hi, int64_t vhi)
@@ -90,16 +118,7 @@ __attribute__((target("avx2"))) static int64_t dw_strips8(float *restrict y, con
             memcpy(y + o, &a0, sizeof a0);
             memcpy(y + o + 8, &a1, sizeof a1);
         }
-        for (; o + 8 <= hi; o += 8) {
-            dw_vec8 a = b8;
-            for (int64_t q = 0; q < r->n; q++)
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    dw_vec8 xv;
-                    memcpy(&xv, r->x + (r->xo[q] + o + kw * dw), sizeof xv);
-                    a += r->w[q][kw] * xv;
-                }
-            memcpy(y + o, &a, sizeof a);
-        }
+        o = dw_strip8(y, r, o, hi);
     } else if (s == 2) {
         for (; o + 8 <= vhi; o += 8) {
             dw_vec8 a;
@@ -160,17 +179,7 @@ static void dw_interior(float *restrict y, const dwrows *r, int64_t s, int64_t l
             memcpy(y + o + 2 * DW_VEC, &a2, sizeof a2);
             memcpy(y + o + 3 * DW_VEC, &a3, sizeof a3);
         }
-        for (; o + DW_VEC <= hi; o += DW_VEC) {
-            dw_vec a;
-            a = b4;
-            for (int64_t q = 0; q < r->n; q++)
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    dw_vec xv;
-                    memcpy(&xv, r->x + (r->xo[q] + o + kw * dw), sizeof xv);
-                    a += r->w[q][kw] * xv;
-                }
-            memcpy(y + o, &a, sizeof a);
-        }
+        o = dw_strip4(y, r, o, hi);
     }
 #ifdef DW_STRIDE2
     if (s == 2) {
