@@ -66,6 +66,24 @@ STATS_IMPL(stats_f64, double)
 AFFINE_IMPL(affine_f32, float)
 AFFINE_IMPL(affine_f64, double)
 
+/* The n elements of a work tensor (float32 or double) from element off:
+ * their statistics, and the affine step from xw into yw. */
+static void stats_at(const cv_val *xw, size_t off, size_t n, double *mean, double *var)
+{
+    if (xw->dtype == CARVE_DOUBLE)
+        stats_f64((const double *)xw->data + off, n, mean, var);
+    else
+        stats_f32((const float *)xw->data + off, n, mean, var);
+}
+
+static void affine_at(const cv_val *xw, cv_val *yw, size_t off, size_t n, double m, double a, double b)
+{
+    if (xw->dtype == CARVE_DOUBLE)
+        affine_f64((const double *)xw->data + off, (double *)yw->data + off, n, m, a, b);
+    else
+        affine_f32((const float *)xw->data + off, (float *)yw->data + off, n, m, a, b);
+}
+
 /* The float tensor a kernel computes on: x itself (float32/double) or a
  * float32 copy. */
 static cv_val *work_of(const cv_val *x)
@@ -189,6 +207,16 @@ static bool check_count(cv_kctx *k, const cv_val *p, uint32_t i, const char *nam
     return false;
 }
 
+/* InstanceNormalization's and GroupNormalization's start: inputs 1 and 2
+ * (scale and `bias`) of n floats each (`what` says why n), then norm_begin;
+ * CARVE_ERR_INVALID or NOMEM with the error set. */
+static carve_status norm_begin_sb(cv_kctx *k, norm_work *w, cv_val **in, const char *bias, size_t n, const char *what)
+{
+    if (!check_count(k, in[1], 1, "scale", n, what) || !check_count(k, in[2], 2, bias, n, what))
+        return CARVE_ERR_INVALID;
+    return norm_begin(k, w, in[0], in[1], in[2], n, 0);
+}
+
 /* ================================================================ BatchNormalization */
 
 static bool bn_training(cv_kctx *k, uint32_t n_out)
@@ -234,18 +262,13 @@ carve_status k_batchnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
         goto done;
     }
     double *bv = bm + C, *pm = bv + C, *pv = pm + N;
-    bool dbl = xw->dtype == CARVE_DOUBLE;
     if (training) {
         /* batch statistics over N and the spatial dims: per (n, c) run,
          * then pooled (equal run sizes) */
         for (size_t c = 0; c < C; c++) {
             double s = 0, q = 0;
             for (size_t n = 0; n < N; n++) {
-                size_t off = (n * C + c) * S;
-                if (dbl)
-                    stats_f64((const double *)xw->data + off, S, &pm[n], &pv[n]);
-                else
-                    stats_f32((const float *)xw->data + off, S, &pm[n], &pv[n]);
+                stats_at(xw, (n * C + c) * S, S, &pm[n], &pv[n]);
                 s += pm[n];
             }
             bm[c] = N * S != 0 ? s / (double)N : NAN;
@@ -257,13 +280,8 @@ carve_status k_batchnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     for (size_t c = 0; c < C; c++) {
         double m = training ? bm[c] : mu[c], v = training ? bv[c] : va[c];
         double a = sc[c] / sqrt(v + eps);
-        for (size_t n = 0; n < N; n++) {
-            size_t off = (n * C + c) * S;
-            if (dbl)
-                affine_f64((const double *)xw->data + off, (double *)yw->data + off, S, m, a, bi[c]);
-            else
-                affine_f32((const float *)xw->data + off, (float *)yw->data + off, S, m, a, bi[c]);
-        }
+        for (size_t n = 0; n < N; n++)
+            affine_at(xw, yw, (n * C + c) * S, S, m, a, bi[c]);
     }
     if (!(y = result_of(cv_val_ref(yw), x->dtype))) {
         st = cv_knomem(k);
@@ -317,26 +335,16 @@ carve_status k_instancenorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out
     if (!nc_input(k, x, "input"))
         return CARVE_ERR_INVALID;
     size_t N = (size_t)x->dims[0], C = (size_t)x->dims[1], S = sh_span(x->dims, 2, x->rank);
-    if (!check_count(k, in[1], 1, "scale", C, "one per channel") || !check_count(k, in[2], 2, "B", C, "one per channel"))
-        return CARVE_ERR_INVALID;
     double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
     norm_work w;
-    if (norm_begin(k, &w, x, in[1], in[2], C, 0))
-        return CARVE_ERR_NOMEM;
-    const double *sc = w.sc, *bi = w.bi;
-    const cv_val *xw = w.xw;
-    cv_val *yw = w.yw;
-    bool dbl = xw->dtype == CARVE_DOUBLE;
+    carve_status s = norm_begin_sb(k, &w, in, "B", C, "one per channel");
+    if (s)
+        return s;
     for (size_t r = 0; r < N * C; r++) {
         size_t c = r % C, off = r * S;
         double mean, var;
-        if (dbl) {
-            stats_f64((const double *)xw->data + off, S, &mean, &var);
-            affine_f64((const double *)xw->data + off, (double *)yw->data + off, S, mean, sc[c] / sqrt(var + eps), bi[c]);
-        } else {
-            stats_f32((const float *)xw->data + off, S, &mean, &var);
-            affine_f32((const float *)xw->data + off, (float *)yw->data + off, S, mean, sc[c] / sqrt(var + eps), bi[c]);
-        }
+        stats_at(w.xw, off, S, &mean, &var);
+        affine_at(w.xw, w.yw, off, S, mean, w.sc[c] / sqrt(var + eps), w.bi[c]);
     }
     return norm_end(k, &w, x->dtype, out);
 }
@@ -486,31 +494,20 @@ carve_status k_groupnorm(cv_kctx *k, cv_val **in, uint32_t n_in, cv_val **out, u
     bool per_channel = k->opset >= 21;
     size_t np = per_channel ? C : G;
     const char *what = per_channel ? "one per channel" : "one per group before opset 21";
-    if (!check_count(k, in[1], 1, "scale", np, what) || !check_count(k, in[2], 2, "bias", np, what))
-        return CARVE_ERR_INVALID;
     double eps = cv_attr_f(k->m, k->node, "epsilon", 1e-5f);
     norm_work w;
-    if (norm_begin(k, &w, x, in[1], in[2], np, 0))
-        return CARVE_ERR_NOMEM;
-    const double *sc = w.sc, *bi = w.bi;
-    const cv_val *xw = w.xw;
-    cv_val *yw = w.yw;
-    bool dbl = xw->dtype == CARVE_DOUBLE;
+    carve_status s = norm_begin_sb(k, &w, in, "bias", np, what);
+    if (s)
+        return s;
     for (size_t n = 0; n < N; n++)
         for (size_t q = 0; q < G; q++) {
             size_t off = (n * C + q * cg) * S;
             double mean, var;
-            if (dbl)
-                stats_f64((const double *)xw->data + off, cg * S, &mean, &var);
-            else
-                stats_f32((const float *)xw->data + off, cg * S, &mean, &var);
+            stats_at(w.xw, off, cg * S, &mean, &var);
             double iv = 1.0 / sqrt(var + eps);
             for (size_t c = 0; c < cg; c++) {
-                size_t p = per_channel ? q * cg + c : q, o = off + c * S;
-                if (dbl)
-                    affine_f64((const double *)xw->data + o, (double *)yw->data + o, S, mean, iv * sc[p], bi[p]);
-                else
-                    affine_f32((const float *)xw->data + o, (float *)yw->data + o, S, mean, iv * sc[p], bi[p]);
+                size_t p = per_channel ? q * cg + c : q;
+                affine_at(w.xw, w.yw, off + c * S, S, mean, iv * w.sc[p], w.bi[p]);
             }
         }
     return norm_end(k, &w, x->dtype, out);
