@@ -109,6 +109,12 @@ uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t cv_hash_words(const void *p, size_t n, uint64_t seed);
 bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val); /* replaces */
 uint32_t cv_strmap_get(const cv_strmap *m, const char *key);      /* CARVE_NONE if absent */
+/* Adds key -> val unless key is there: *old is then its value (the map
+ * unchanged), else CARVE_NONE. One look-up where get then put hash twice.
+ * false when out of memory. */
+bool cv_strmap_add(cv_strmap *m, const char *key, uint32_t val, uint32_t *old);
+/* Room for n keys in all without growing (a loader knows its counts). */
+bool cv_strmap_reserve(cv_strmap *m, uint32_t n);
 void cv_strmap_del(cv_strmap *m, const char *key);
 /* Deletes key only while it maps to val (one lookup, not get then del). */
 void cv_strmap_del_if(cv_strmap *m, const char *key, uint32_t val);

@@ -78,9 +78,8 @@ static inline uint32_t hash_str(const char *key)
  * reads one cache line, compares hashes before strings, and growing and
  * deleting never hash a key again. At most three quarters of the slots are
  * used: a look-up probes 1.5 slots on average (callgrind, 43k-node DAG). */
-static bool grow(cv_strmap *m)
+static bool rehash(cv_strmap *m, uint32_t cap)
 {
-    uint32_t cap = m->cap ? m->cap * 2 : 16;
     cv_strslot *slots = cv_malloc((size_t)cap * sizeof *slots);
     if (!slots)
         return false;
@@ -96,6 +95,37 @@ static bool grow(cv_strmap *m)
     cv_free(m->slots);
     m->slots = slots;
     m->cap = cap;
+    return true;
+}
+
+static bool grow(cv_strmap *m) { return rehash(m, m->cap ? m->cap * 2 : 16); }
+
+bool cv_strmap_reserve(cv_strmap *m, uint32_t n)
+{
+    uint32_t cap = m->cap ? m->cap : 16;
+    while ((uint64_t)n * 4 > (uint64_t)cap * 3) {
+        if (cap > UINT32_MAX / 2)
+            return false;
+        cap *= 2;
+    }
+    return cap == m->cap || rehash(m, cap);
+}
+
+bool cv_strmap_add(cv_strmap *m, const char *key, uint32_t val, uint32_t *old)
+{
+    if ((m->n + 1) * 4 > m->cap * 3 && !grow(m))
+        return false;
+    uint32_t h = hash_str(key), j = h & (m->cap - 1);
+    while (m->slots[j].key) {
+        if (m->slots[j].hash == h && (m->slots[j].key == key || strcmp(m->slots[j].key, key) == 0)) {
+            *old = m->slots[j].val;
+            return true;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->slots[j] = (cv_strslot){key, h, val};
+    m->n++;
+    *old = CARVE_NONE;
     return true;
 }
 
