@@ -46,11 +46,37 @@ void cv_advise_huge(void *p, size_t n)
 
 struct cv_arena_chunk {
     cv_arena_chunk *next;
+    void *block; /* the cv_malloc'd block holding this header and data */
     size_t cap;
     _Alignas(16) unsigned char data[];
 };
 
+/* Chunks start at 64 KiB and double up to 4 MiB: a small model keeps a
+ * small arena, and a big one (a million nodes hold hundreds of MB of names,
+ * id lists and types) takes few chunks. Every page of it is written, and a
+ * first write costs a page fault: chunks of 2 MiB and more start on a 2 MiB
+ * boundary and are advised to be backed by huge pages (as the decoder's
+ * chunks, src/onnx/wire.c), one fault per 2 MiB instead of 512. */
 #define ARENA_CHUNK (64 * 1024)
+#define ARENA_CHUNK_MAX ((size_t)4 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static cv_arena_chunk *chunk_new(size_t cap)
+{
+    bool huge = cap >= HUGE_PAGE;
+    void *block = cv_malloc(sizeof(cv_arena_chunk) + cap + (huge ? HUGE_PAGE : 0));
+    if (!block)
+        return NULL;
+    cv_arena_chunk *c = block;
+    if (huge) { /* the header just below a 2 MiB boundary, the data from it */
+        uintptr_t at = ((uintptr_t)block + sizeof *c + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+        c = (cv_arena_chunk *)(at - sizeof *c);
+        cv_advise_huge(c->data, cap);
+    }
+    c->block = block;
+    c->cap = cap;
+    return c;
+}
 
 /* n bytes, not zeroed (copies overwrite them at once). */
 static void *arena_raw(cv_arena *a, size_t n)
@@ -59,14 +85,14 @@ static void *arena_raw(cv_arena *a, size_t n)
     if (n == 0)
         n = 16;
     if (!a->head || a->cap - a->used < n) {
-        size_t cap = n > ARENA_CHUNK / 4 ? n : ARENA_CHUNK;
-        cv_arena_chunk *c = cv_malloc(sizeof *c + cap);
+        size_t grow = a->head ? (a->cap < ARENA_CHUNK_MAX ? a->cap * 2 : ARENA_CHUNK_MAX) : ARENA_CHUNK;
+        bool alone = n > grow / 4;
+        cv_arena_chunk *c = chunk_new(alone ? n : grow);
         if (!c) {
             a->failed = true;
             return NULL;
         }
-        c->cap = cap;
-        if (a->head && n > ARENA_CHUNK / 4) {
+        if (a->head && alone) {
             /* A big block gets its own chunk behind the current one, so the
              * current chunk's free space is not wasted. */
             c->next = a->head->next;
@@ -75,7 +101,7 @@ static void *arena_raw(cv_arena *a, size_t n)
         }
         c->next = a->head;
         a->head = c;
-        a->cap = cap;
+        a->cap = c->cap;
         a->used = 0;
     }
     void *p = a->head->data + a->used;
@@ -155,7 +181,7 @@ void cv_arena_free(cv_arena *a)
     cv_arena_chunk *c = a->head;
     while (c) {
         cv_arena_chunk *next = c->next;
-        cv_free(c);
+        cv_free(c->block);
         c = next;
     }
     memset(a, 0, sizeof *a);
@@ -187,8 +213,13 @@ void *cv_grow_array(void *v, uint32_t *cap, size_t el, uint32_t first)
 {
     uint32_t c = *cap ? *cap * 2 : first;
     void *p = cv_realloc(v, (size_t)c * el);
-    if (p)
+    if (p) {
         *cap = c;
+        /* the model's node and value arrays of a big graph: their new
+         * pages fault in 2 MiB at a time (cv_advise_huge) */
+        if ((size_t)c * el >= 2 * HUGE_PAGE)
+            cv_advise_huge(p, (size_t)c * el);
+    }
     return p;
 }
 

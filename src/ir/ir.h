@@ -345,6 +345,10 @@ carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name);
 bool cv_model_keep(carve_model *m, void (*drop)(void *), void *p);
 carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain,
                           uint32_t n_in, uint32_t n_out);
+/* Room for `nodes` more nodes and `values` more values in m, and `names`
+ * more names in graph g's scope, without growing (a loader knows its
+ * counts: no copies of the growing arrays). false: no memory (NOMEM). */
+bool cv_model_reserve(carve_model *m, carve_graph_id g, uint32_t nodes, uint32_t values, uint32_t names);
 cv_attr *cv_node_attr_add(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k);
 const cv_attr *cv_node_attr_find(const carve_model *m, carve_node_id n, const char *name);
 bool cv_model_nomem(carve_model *m); /* true (and error set) if the arena failed */

@@ -108,6 +108,43 @@ static bool grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
     return p != NULL;
 }
 
+/* An array of *cap elements made room for `more` past n, at once. */
+static bool reserve(void **arr, uint32_t *cap, uint32_t n, uint32_t more, size_t elem)
+{
+    if ((uint64_t)n + more <= *cap)
+        return true;
+    if ((uint64_t)n + more > UINT32_MAX)
+        return false;
+    uint32_t c = n + more;
+    void *p = cv_realloc(*arr, (size_t)c * elem);
+    if (!p)
+        return false;
+    if ((size_t)c * elem >= ((size_t)4 << 20))
+        cv_advise_huge(p, (size_t)c * elem); /* written in full as the loader goes */
+    *arr = p;
+    *cap = c;
+    return true;
+}
+
+bool cv_model_reserve(carve_model *m, carve_graph_id g, uint32_t nodes, uint32_t values, uint32_t names)
+{
+    bool ok = reserve((void **)&m->nodes, &m->cap_nodes, m->n_nodes, nodes, sizeof *m->nodes) &&
+              reserve((void **)&m->values, &m->cap_values, m->n_values, values, sizeof *m->values) &&
+              cv_strmap_reserve(&m->graphs[g].scope, m->graphs[g].scope.n + names);
+    if (ok && nodes && m->graphs[g].nodes.cap < m->graphs[g].nodes.n + nodes) {
+        cv_ids *ids = &m->graphs[g].nodes;
+        uint32_t *v = cv_realloc(ids->v, ((size_t)ids->n + nodes) * sizeof *v);
+        ok = v != NULL;
+        if (ok) {
+            ids->v = v;
+            ids->cap = ids->n + nodes;
+        }
+    }
+    if (!ok)
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory making room for %u nodes", nodes);
+    return ok;
+}
+
 carve_graph_id cv_graph_new(carve_model *m, carve_graph_id parent, const char *name)
 {
     if (!grow((void **)&m->graphs, &m->cap_graphs, m->n_graphs, sizeof *m->graphs)) {
