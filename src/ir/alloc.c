@@ -78,32 +78,37 @@ static cv_arena_chunk *chunk_new(size_t cap)
     return c;
 }
 
-/* n bytes, not zeroed (copies overwrite them at once). */
-static void *arena_raw(cv_arena *a, size_t n)
+/* A new chunk for n (rounded) bytes, then those bytes: the slow path, kept
+ * out of arena_raw so that its fast path saves no registers. */
+static __attribute__((noinline)) void *arena_more(cv_arena *a, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    if (n == 0)
-        n = 16;
-    if (!a->head || a->cap - a->used < n) {
-        size_t grow = a->head ? (a->cap < ARENA_CHUNK_MAX ? a->cap * 2 : ARENA_CHUNK_MAX) : ARENA_CHUNK;
-        bool alone = n > grow / 4;
-        cv_arena_chunk *c = chunk_new(alone ? n : grow);
-        if (!c) {
-            a->failed = true;
-            return NULL;
-        }
-        if (a->head && alone) {
-            /* A big block gets its own chunk behind the current one, so the
-             * current chunk's free space is not wasted. */
-            c->next = a->head->next;
-            a->head->next = c;
-            return c->data;
-        }
-        c->next = a->head;
-        a->head = c;
-        a->cap = c->cap;
-        a->used = 0;
+    size_t grow = a->head ? (a->cap < ARENA_CHUNK_MAX ? a->cap * 2 : ARENA_CHUNK_MAX) : ARENA_CHUNK;
+    bool alone = n > grow / 4;
+    cv_arena_chunk *c = chunk_new(alone ? n : grow);
+    if (!c) {
+        a->failed = true;
+        return NULL;
     }
+    if (a->head && alone) {
+        /* A big block gets its own chunk behind the current one, so the
+         * current chunk's free space is not wasted. */
+        c->next = a->head->next;
+        a->head->next = c;
+        return c->data;
+    }
+    c->next = a->head;
+    a->head = c;
+    a->cap = c->cap;
+    a->used = n;
+    return c->data;
+}
+
+/* n bytes, not zeroed (copies overwrite them at once). */
+static inline void *arena_raw(cv_arena *a, size_t n)
+{
+    n = n ? (n + 15) & ~(size_t)15 : 16;
+    if (!a->head || a->cap - a->used < n)
+        return arena_more(a, n);
     void *p = a->head->data + a->used;
     a->used += n;
     return p;

@@ -194,13 +194,20 @@ carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, cons
     }
     cv_node *n = &m->nodes[m->n_nodes];
     memset(n, 0, sizeof *n);
-    n->op = cv_arena_strdup(&m->arena, op);
-    n->domain = cv_arena_strdup(&m->arena, domain ? domain : "");
+    /* Op and domain never change, so nodes may share them: the previous
+     * node's op when it is the same (runs of one op are common), the
+     * default domain as a constant. */
+    const char *prev = m->n_nodes ? m->nodes[m->n_nodes - 1].op : NULL;
+    n->op = op && prev && prev[0] == op[0] && !strcmp(prev, op) ? prev : cv_arena_strdup(&m->arena, op);
+    n->domain = !domain || !*domain ? "" : cv_arena_strdup(&m->arena, domain);
     n->graph = g;
     n->n_in = n_in;
     n->n_out = n_out;
-    n->in = cv_arena_alloc(&m->arena, (n_in ? n_in : 1) * sizeof *n->in);
-    n->out = cv_arena_alloc(&m->arena, (n_out ? n_out : 1) * sizeof *n->out);
+    /* inputs and outputs in one block, the inputs padded to 16 bytes as an
+     * arena block of their own was */
+    size_t in_cap = ((size_t)(n_in ? n_in : 1) + 3) & ~(size_t)3;
+    n->in = cv_arena_alloc(&m->arena, (in_cap + (n_out ? n_out : 1)) * sizeof *n->in);
+    n->out = n->in ? n->in + in_cap : NULL;
     if (cv_model_nomem(m)) {
         m->graphs[g].nodes.n--;
         return CARVE_NONE;
