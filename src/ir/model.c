@@ -119,8 +119,6 @@ static bool reserve(void **arr, uint32_t *cap, uint32_t n, uint32_t more, size_t
     void *p = cv_realloc(*arr, (size_t)c * elem);
     if (!p)
         return false;
-    if ((size_t)c * elem >= ((size_t)4 << 20))
-        cv_advise_huge(p, (size_t)c * elem); /* written in full as the loader goes */
     *arr = p;
     *cap = c;
     return true;

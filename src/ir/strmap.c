@@ -83,8 +83,6 @@ static bool rehash(cv_strmap *m, uint32_t cap)
     cv_strslot *slots = cv_malloc((size_t)cap * sizeof *slots);
     if (!slots)
         return false;
-    if ((size_t)cap * sizeof *slots >= ((size_t)4 << 20)) /* a big graph's map: 2 MiB a fault */
-        cv_advise_huge(slots, (size_t)cap * sizeof *slots);
     memset(slots, 0, (size_t)cap * sizeof *slots);
     for (uint32_t i = 0; i < m->cap; i++) {
         if (!m->slots[i].key)
