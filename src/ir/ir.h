@@ -109,6 +109,12 @@ uint64_t cv_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t cv_hash_words(const void *p, size_t n, uint64_t seed);
 bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val); /* replaces */
 uint32_t cv_strmap_get(const cv_strmap *m, const char *key);      /* CARVE_NONE if absent */
+/* Adds key -> val unless key is there: *old is then its value (the map
+ * unchanged), else CARVE_NONE. One look-up where get then put hash twice.
+ * false when out of memory. */
+bool cv_strmap_add(cv_strmap *m, const char *key, uint32_t val, uint32_t *old);
+/* Room for n keys in all without growing (a loader knows its counts). */
+bool cv_strmap_reserve(cv_strmap *m, uint32_t n);
 void cv_strmap_del(cv_strmap *m, const char *key);
 /* Deletes key only while it maps to val (one lookup, not get then del). */
 void cv_strmap_del_if(cv_strmap *m, const char *key, uint32_t val);
@@ -339,6 +345,10 @@ carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name);
 bool cv_model_keep(carve_model *m, void (*drop)(void *), void *p);
 carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain,
                           uint32_t n_in, uint32_t n_out);
+/* Room for `nodes` more nodes and `values` more values in m, and `names`
+ * more names in graph g's scope, without growing (a loader knows its
+ * counts: no copies of the growing arrays). false: no memory (NOMEM). */
+bool cv_model_reserve(carve_model *m, carve_graph_id g, uint32_t nodes, uint32_t values, uint32_t names);
 cv_attr *cv_node_attr_add(carve_model *m, carve_node_id n, const char *name, carve_attr_kind k);
 const cv_attr *cv_node_attr_find(const carve_model *m, carve_node_id n, const char *name);
 bool cv_model_nomem(carve_model *m); /* true (and error set) if the arena failed */

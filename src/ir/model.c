@@ -108,6 +108,41 @@ static bool grow(void **arr, uint32_t *cap, uint32_t n, size_t elem)
     return p != NULL;
 }
 
+/* An array of *cap elements made room for `more` past n, at once. */
+static bool reserve(void **arr, uint32_t *cap, uint32_t n, uint32_t more, size_t elem)
+{
+    if ((uint64_t)n + more <= *cap)
+        return true;
+    if ((uint64_t)n + more > UINT32_MAX)
+        return false;
+    uint32_t c = n + more;
+    void *p = cv_realloc(*arr, (size_t)c * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = c;
+    return true;
+}
+
+bool cv_model_reserve(carve_model *m, carve_graph_id g, uint32_t nodes, uint32_t values, uint32_t names)
+{
+    bool ok = reserve((void **)&m->nodes, &m->cap_nodes, m->n_nodes, nodes, sizeof *m->nodes) &&
+              reserve((void **)&m->values, &m->cap_values, m->n_values, values, sizeof *m->values) &&
+              cv_strmap_reserve(&m->graphs[g].scope, m->graphs[g].scope.n + names);
+    if (ok && nodes && m->graphs[g].nodes.cap < m->graphs[g].nodes.n + nodes) {
+        cv_ids *ids = &m->graphs[g].nodes;
+        uint32_t *v = cv_realloc(ids->v, ((size_t)ids->n + nodes) * sizeof *v);
+        ok = v != NULL;
+        if (ok) {
+            ids->v = v;
+            ids->cap = ids->n + nodes;
+        }
+    }
+    if (!ok)
+        cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory making room for %u nodes", nodes);
+    return ok;
+}
+
 carve_graph_id cv_graph_new(carve_model *m, carve_graph_id parent, const char *name)
 {
     if (!grow((void **)&m->graphs, &m->cap_graphs, m->n_graphs, sizeof *m->graphs)) {
@@ -157,13 +192,20 @@ carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, cons
     }
     cv_node *n = &m->nodes[m->n_nodes];
     memset(n, 0, sizeof *n);
-    n->op = cv_arena_strdup(&m->arena, op);
-    n->domain = cv_arena_strdup(&m->arena, domain ? domain : "");
+    /* Op and domain never change, so nodes may share them: the previous
+     * node's op when it is the same (runs of one op are common), the
+     * default domain as a constant. */
+    const char *prev = m->n_nodes ? m->nodes[m->n_nodes - 1].op : NULL;
+    n->op = op && prev && prev[0] == op[0] && !strcmp(prev, op) ? prev : cv_arena_strdup(&m->arena, op);
+    n->domain = !domain || !*domain ? "" : cv_arena_strdup(&m->arena, domain);
     n->graph = g;
     n->n_in = n_in;
     n->n_out = n_out;
-    n->in = cv_arena_alloc(&m->arena, (n_in ? n_in : 1) * sizeof *n->in);
-    n->out = cv_arena_alloc(&m->arena, (n_out ? n_out : 1) * sizeof *n->out);
+    /* inputs and outputs in one block, the inputs padded to 16 bytes as an
+     * arena block of their own was */
+    size_t in_cap = ((size_t)(n_in ? n_in : 1) + 3) & ~(size_t)3;
+    n->in = cv_arena_alloc(&m->arena, (in_cap + (n_out ? n_out : 1)) * sizeof *n->in);
+    n->out = n->in ? n->in + in_cap : NULL;
     if (cv_model_nomem(m)) {
         m->graphs[g].nodes.n--;
         return CARVE_NONE;

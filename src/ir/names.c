@@ -10,20 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Claims base, or base#2, base#3... whichever is free first. */
+/* Claims base, or base#2, base#3... whichever is free first: one look-up
+ * per candidate, which adds it when free. A base that is not the node's own
+ * name is copied first (it may be another string's, an op's). */
 static const char *claim(carve_model *m, carve_node_id n, const char *base)
 {
-    const char *name = base;
-    for (uint32_t k = 2; cv_strmap_get(&m->node_names, name) != CARVE_NONE; k++) {
-        name = cv_arena_printf(&m->arena, "%s#%u", base, k);
-        if (!name)
+    const char *name = base == m->nodes[n].name ? base : cv_arena_strdup(&m->arena, base);
+    uint32_t old = CARVE_NONE;
+    for (uint32_t k = 2; name; k++) {
+        if (!cv_strmap_add(&m->node_names, name, n, &old))
             return NULL;
+        if (old == CARVE_NONE)
+            break;
+        name = cv_arena_printf(&m->arena, "%s#%u", base, k);
     }
-    if (name == base && base != m->nodes[n].name) /* a node's own name is the model's already */
-        name = cv_arena_strdup(&m->arena, base);
-    if (!name || !cv_strmap_put(&m->node_names, name, n))
-        return NULL;
-    m->nodes[n].name = name;
+    if (name)
+        m->nodes[n].name = name;
     return name;
 }
 
@@ -105,21 +107,29 @@ carve_status cv_names_assign(carve_model *m)
      * claims it now: leaders never compete with each other, so only the
      * nodes of shared names need the sort that orders them (most models
      * have none). */
+    /* seen: base -> the first key holding it; later keys with the same
+     * base mark both as shared */
     cv_strmap seen = {0};
-    bool ok = true;
+    bool ok = cv_strmap_reserve(&seen, n_new);
+    bool *shared = ok ? cv_zalloc(m->ctx, n_new, "naming nodes") : NULL;
+    ok = shared != NULL;
     for (uint32_t i = 0; i < n_new && ok; i++) {
-        uint32_t c = cv_strmap_get(&seen, keys[i].base);
-        ok = cv_strmap_put(&seen, keys[i].base, c == CARVE_NONE ? 1 : 2);
+        uint32_t first;
+        ok = cv_strmap_add(&seen, keys[i].base, i, &first);
+        if (ok && first != CARVE_NONE)
+            shared[first] = shared[i] = true;
     }
+    if (ok && fresh)
+        ok = cv_strmap_reserve(&m->node_names, m->n_nodes);
     uint32_t n_rest = 0;
     for (uint32_t i = 0; i < n_new && ok; i++) {
         /* fresh: the names claimed so far are other unique bases */
-        if (cv_strmap_get(&seen, keys[i].base) == 1 &&
-            (fresh || cv_strmap_get(&m->node_names, keys[i].base) == CARVE_NONE))
+        if (!shared[i] && (fresh || cv_strmap_get(&m->node_names, keys[i].base) == CARVE_NONE))
             ok = claim(m, keys[i].id, keys[i].base) != NULL;
         else
             keys[n_rest++] = keys[i];
     }
+    cv_free(shared);
     cv_strmap_free(&seen);
     if (!ok) {
         cv_free(keys);

@@ -6,7 +6,8 @@
 
 typedef struct {
     carve_model *m;
-    uint32_t *pos; /* node id -> position in its graph, CARVE_NONE if unplaced */
+    uint32_t *pos;  /* node id -> position in its graph, CARVE_NONE if unplaced */
+    uint8_t *named; /* node id -> 1 if the model's name map maps its name to it */
 } vctx;
 
 #define NODE_FMT "node '%s' (%s)"
@@ -83,7 +84,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
         const cv_node *n = &m->nodes[id];
         if (n->graph != g)
             return fail(c, NODE_FMT " is listed in graph '%s' but belongs to another", NODE_ARGS(n), gr->name);
-        if (!n->name || !*n->name || cv_strmap_get(&m->node_names, n->name) != id)
+        if (!n->name || !*n->name || !c->named[id])
             return fail(c, NODE_FMT ": its name is missing or not unique", NODE_ARGS(n));
         for (uint32_t j = 0; j < n->n_in; j++) {
             carve_value_id v = n->in[j];
@@ -153,13 +154,34 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
     return CARVE_OK;
 }
 
+/* Which nodes the name map maps their names to, from one walk of its slots
+ * instead of a look-up (a hash) per node: a node's name is unique exactly
+ * when the slot whose key equals it holds the node, and keys are unique.
+ * Keys are mostly the nodes' own name strings (claim stores them), so the
+ * test is nearly always a pointer comparison. */
+static void mark_named(const carve_model *m, uint8_t *named)
+{
+    const cv_strmap *map = &m->node_names;
+    for (uint32_t i = 0; i < map->cap; i++) {
+        const cv_strslot *s = &map->slots[i];
+        if (!s->key || s->val >= m->n_nodes)
+            continue;
+        const char *name = m->nodes[s->val].name;
+        named[s->val] = name && (name == s->key || strcmp(name, s->key) == 0);
+    }
+}
+
 carve_status carve_model_verify(carve_model *m)
 {
-    vctx c = {m, cv_malloc(((size_t)m->n_nodes + 1) * sizeof(uint32_t))};
-    if (!c.pos)
+    size_t nn = (size_t)m->n_nodes + 1;
+    uint32_t *pos = cv_malloc(nn * sizeof(uint32_t) + nn);
+    if (!pos)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory verifying");
+    vctx c = {m, pos, (uint8_t *)(pos + nn)};
     for (uint32_t i = 0; i < m->n_nodes; i++)
         c.pos[i] = CARVE_NONE;
+    memset(c.named, 0, nn);
+    mark_named(m, c.named);
     /* Every graph but main must hang off a node, or it is a leftover. */
     carve_status s = CARVE_OK;
     for (uint32_t g = 1; g < m->n_graphs && !s; g++)

@@ -575,6 +575,15 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
             return nomem(im);
     const char *gname = M->graphs[g].name;
     carve_status s;
+    /* room for everything this graph defines, at once */
+    size_t n_defs = gp->n_initializer + gp->n_input;
+    for (size_t i = 0; i < gp->n_node; i++)
+        n_defs += gp->node[i]->n_output;
+    if (n_defs > UINT32_MAX || gp->n_node > UINT32_MAX)
+        return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "graph '%s': more than 2^32 nodes or values",
+                        gname ? gname : "(null)");
+    if (!cv_model_reserve(M, g, (uint32_t)gp->n_node, (uint32_t)n_defs, (uint32_t)n_defs))
+        return carve_errcode(CTX);
 
     /* 1. initializers and inputs */
     for (size_t i = 0; i < gp->n_initializer; i++) {
