@@ -195,6 +195,8 @@ carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t v
     if (!strcmp(domain, "ai.onnx"))
         domain = "";
     m->opset_gen++;
+    if (!*domain)
+        m->onnx_opset = version;
     for (uint32_t i = 0; i < m->n_opsets; i++)
         if (!strcmp(m->opset_domain[i], domain)) {
             m->opset_version[i] = version;
@@ -219,9 +221,10 @@ carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t v
 
 int64_t carve_model_opset(const carve_model *m, const char *domain)
 {
-    if (!domain || (*domain == 'a' && !strcmp(domain, "ai.onnx")))
-        domain = "";
-    /* first bytes compared first: this runs for every node in several passes */
+    /* ai.onnx, the domain of nearly every node, is kept at hand: this runs
+     * for every node in several passes */
+    if (!domain || !*domain || (*domain == 'a' && !strcmp(domain, "ai.onnx")))
+        return m->onnx_opset;
     for (uint32_t i = 0; i < m->n_opsets; i++)
         if (m->opset_domain[i][0] == domain[0] && (!domain[0] || !strcmp(m->opset_domain[i], domain)))
             return m->opset_version[i];
