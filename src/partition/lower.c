@@ -119,7 +119,7 @@ static carve_status lower_once(carve_model *m, const carve_target *const *ts, co
         }
         changed = false;
         double a = cv_now_ms();
-        st = cv_infer_model(m, NULL);
+        st = lw.rounds == 1 && lw.types_fresh ? CARVE_OK : cv_infer_model(m, NULL);
         lw.ms_infer += cv_now_ms() - a;
         if (st || ROUND_DUMP(INFER))
             goto out;

@@ -78,9 +78,12 @@ typedef struct cv_recomp_cfg {
     uint32_t n_members;
 } cv_recomp_cfg;
 
-/* cv_fold_run with recomposition (rc may be NULL: none). */
+/* cv_fold_run with recomposition (rc may be NULL: none). *types_kept (may
+ * be NULL): folding only took out dead nodes and initializers after its
+ * inference, so every type it inferred still stands (lowering infers again
+ * only if not). */
 carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_recomp_cfg *rc, carve_fold_stats *stats,
-                            cv_fold_node **fates);
+                            cv_fold_node **fates, bool *types_kept);
 
 /* Runs every folding pass. *fates (may be NULL) receives the fate of each
  * node id, m->n_nodes of them afterwards (cv_malloc'd; the caller frees). */
