@@ -15,6 +15,7 @@ carve_model *carve_model_new(carve_ctx *ctx)
     m->ctx = ctx;
     m->ir_version = 8;
     m->opset_gen = 1;
+    m->onnx_opset_gen = 1;
     if (cv_graph_new(m, CARVE_NONE, "main") == CARVE_NONE) {
         carve_model_free(m);
         return NULL;
@@ -195,8 +196,10 @@ carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t v
     if (!strcmp(domain, "ai.onnx"))
         domain = "";
     m->opset_gen++;
-    if (!*domain)
+    if (!*domain) {
         m->onnx_opset = version;
+        m->onnx_opset_gen = m->opset_gen;
+    }
     for (uint32_t i = 0; i < m->n_opsets; i++)
         if (!strcmp(m->opset_domain[i], domain)) {
             m->opset_version[i] = version;

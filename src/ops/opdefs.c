@@ -195,13 +195,16 @@ const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
 const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n)
 {
     /* Cached on the node (a cache, not model state: hence the cast); the
-     * model's opset_gen moves whenever an opset changes. */
+     * model's opset_gen moves whenever an opset changes, onnx_opset_gen only
+     * when ai.onnx's does (adding ai.carve for the Delegates leaves the
+     * ai.onnx nodes' rows standing). */
     cv_node *nd = (cv_node *)&m->nodes[n];
-    if (nd->def_gen == m->opset_gen)
+    uint32_t gen = *nd->domain ? m->opset_gen : m->onnx_opset_gen;
+    if (nd->def_gen == gen)
         return nd->def;
     int64_t opset = carve_model_opset(m, nd->domain);
     nd->def = cv_op_find(nd->domain, nd->op, opset);
-    nd->def_gen = m->opset_gen;
+    nd->def_gen = gen;
     return nd->def;
 }
 
