@@ -55,6 +55,12 @@ typedef struct cv_fold {
      * out of the list at once would cost O(N) apiece). CARVE_NONE: off. */
     carve_graph_id lazy_g;
     bool lazy_dirty;
+    /* The stats and sizes when uses were last counted: a sweep that starts
+     * with them unchanged (the passes before it rewrote nothing) keeps the
+     * counts (every rewrite counts itself in st or makes nodes or values). */
+    bool uses_valid;
+    carve_fold_stats uses_st;
+    uint32_t uses_nodes, uses_values;
 } cv_fold;
 
 /* Recomposition (recompose.c) during folding: which ops to make, which
