@@ -548,30 +548,32 @@ static bool upgrade_node(up *u, carve_node_id id)
         return true;
     if (!u->dry)
         drop_attr(u, id, "consumed_inputs"); /* ignored since opset 6 */
-    if ((is(n, "Softmax") || is(n, "LogSoftmax") || is(n, "Hardmax")) && v < 13)
+    /* The opset test of each rule comes before its name test: a model near
+     * the newest opset passes most rules at one comparison each. */
+    if (v < 13 && (is(n, "Softmax") || is(n, "LogSoftmax") || is(n, "Hardmax")))
         return up_softmax(u, id);
-    if (is(n, "Upsample") || (is(n, "Resize") && v < 11))
+    if (is(n, "Upsample") || (v < 11 && is(n, "Resize")))
         return up_resize_legacy(u, id);
-    if (is(n, "Resize") && v < 13 && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
+    if (v < 13 && is(n, "Resize") && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
                                               "tf_half_pixel_for_nn"))
         return refuse(u, id, "coordinate_transformation_mode tf_half_pixel_for_nn was removed in opset 13");
-    if (is(n, "Slice") && v < 10) {
+    if (v < 10 && is(n, "Slice")) {
         const int64_t *p;
         if (cv_attr_ints(m, id, "starts", &p) < 0 || cv_attr_ints(m, id, "ends", &p) < 0)
             return refuse(u, id, "no starts or ends attribute");
         return attr_to_input(u, id, "starts", 1) && attr_to_input(u, id, "ends", 2) && attr_to_input(u, id, "axes", 3);
     }
-    if (is(n, "Pad") && v < 11)
+    if (v < 11 && is(n, "Pad"))
         return up_pad(u, id);
-    if (is(n, "Clip") && v < 11)
+    if (v < 11 && is(n, "Clip"))
         return up_clip(u, id);
-    if ((is(n, "Squeeze") || is(n, "Unsqueeze")) && v < 13)
+    if (v < 13 && (is(n, "Squeeze") || is(n, "Unsqueeze")))
         return attr_to_input(u, id, "axes", 1);
-    if (is_reduce(n) && v < (is(n, "ReduceSum") ? 13 : 18) && u->to >= (is(n, "ReduceSum") ? 13 : 18))
+    if (v < 18 && is_reduce(n) && v < (is(n, "ReduceSum") ? 13 : 18) && u->to >= (is(n, "ReduceSum") ? 13 : 18))
         return attr_to_input(u, id, "axes", 1);
     if (is(n, "Split"))
         return up_split(u, id);
-    if (is(n, "TopK") && v < 10) {
+    if (v < 10 && is(n, "TopK")) {
         int64_t k = cv_attr_i(m, id, "k", -1);
         if (k < 0)
             return refuse(u, id, "no k attribute");
@@ -580,7 +582,7 @@ static bool upgrade_node(up *u, carve_node_id id)
         drop_attr(u, id, "k");
         return ints_input(u, id, 1, "k", 1, &k);
     }
-    if (is(n, "Reshape") && v < 5) {
+    if (v < 5 && is(n, "Reshape")) {
         const int64_t *p;
         if (cv_attr_ints(m, id, "shape", &p) < 0)
             return refuse(u, id, "no shape attribute");
@@ -588,13 +590,13 @@ static bool upgrade_node(up *u, carve_node_id id)
     }
     if (is(n, "BatchNormalization"))
         return up_batchnorm(u, id);
-    if (is(n, "Dropout") && v < 12)
+    if (v < 12 && is(n, "Dropout"))
         return up_dropout(u, id);
-    if (is(n, "GroupNormalization") && v < 21 && u->to >= 21)
+    if (v < 21 && u->to >= 21 && is(n, "GroupNormalization"))
         return up_groupnorm(u, id);
-    if (is(n, "Concat") && v < 4 && !has_attr(m, id, "axis"))
+    if (v < 4 && is(n, "Concat") && !has_attr(m, id, "axis"))
         return u->dry || set_int(u, id, "axis", 1);
-    if (is_legacy_bcast(n) && v < 7)
+    if (v < 7 && is_legacy_bcast(n))
         return up_legacy_broadcast(u, id);
     if (is(n, "Scatter")) {
         if (u->dry)
@@ -606,14 +608,14 @@ static bool upgrade_node(up *u, carve_node_id id)
         u->changed = true;
         return w->op ? true : nomem(u);
     }
-    if (is(n, "RoiAlign") && v < 16 && !has_attr(m, id, "coordinate_transformation_mode"))
+    if (v < 16 && is(n, "RoiAlign") && !has_attr(m, id, "coordinate_transformation_mode"))
         return u->dry || set_str(u, id, "coordinate_transformation_mode", "output_half_pixel");
-    if (is(n, "GridSample") && v < 20 && u->to >= 20) {
+    if (v < 20 && u->to >= 20 && is(n, "GridSample")) {
         const char *md = cv_attr_s(m, id, "mode", "bilinear");
         const char *nw = !strcmp(md, "bilinear") ? "linear" : !strcmp(md, "bicubic") ? "cubic" : NULL;
         return u->dry || !nw || set_str(u, id, "mode", nw);
     }
-    if (is(n, "DFT") && v < 20 && u->to >= 20) {
+    if (v < 20 && u->to >= 20 && is(n, "DFT")) {
         int64_t ax = cv_attr_i(m, id, "axis", 1);
         if (u->dry)
             return true;
@@ -624,13 +626,13 @@ static bool upgrade_node(up *u, carve_node_id id)
             return nomem(u);
         return true;
     }
-    if (is(n, "Cast") && v < 6)
+    if (v < 6 && is(n, "Cast"))
         return refuse(u, id, "'to' is a type name string (opset < 6)");
-    if (is(n, "Tile") && v < 6)
+    if (v < 6 && is(n, "Tile"))
         return refuse(u, id, "Tile-1's tiles and axis inputs have no rewrite here");
-    if (is(n, "Scan") && v < 9)
+    if (v < 9 && is(n, "Scan"))
         return refuse(u, id, "Scan-8's batch form has no rewrite here");
-    if ((is(n, "LpPool") || is(n, "GlobalLpPool")) && v < 2)
+    if (v < 2 && (is(n, "LpPool") || is(n, "GlobalLpPool")))
         return refuse(u, id, "p is a float before opset 2");
     return true;
 }
