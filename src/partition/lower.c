@@ -68,6 +68,8 @@ static void lower_free(cv_lower *lw)
     cv_free(lw->ln);
     cv_free(lw->tr);
     cv_free(lw->fates);
+    for (uint32_t i = 0; i < CV_MAX_TARGETS; i++)
+        cv_free((void *)lw->op_rows[i]);
     cv_recomp_free(&lw->recomp);
     cv_report_io_free(lw);
 }
