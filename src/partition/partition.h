@@ -268,7 +268,7 @@ typedef struct cv_lower {
     uint32_t n_decomposed;
     /* constant folding before the first round (unless --no-fold) */
     bool folded;
-    bool types_fresh;       /* folding's inference still stands: the first round needs none */
+    bool types_fresh;       /* the last inference (upgrade's, folding's) still stands: the next one is skipped */
     carve_fold_stats fold;
     cv_fold_node *fates;    /* by node id: what folding did, n_fates of them */
     uint32_t n_fates;

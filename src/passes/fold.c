@@ -711,6 +711,7 @@ carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_reco
 {
     if (fates)
         *fates = NULL;
+    bool inferred = types_kept && *types_kept; /* the caller's inference stands */
     if (types_kept)
         *types_kept = false;
     cv_fold f = {.m = m, .max_bytes = opts && opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
@@ -723,7 +724,7 @@ carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_reco
     measure(m, &f.st.nodes_before, &f.st.bytes_before);
     /* The pipeline. Inference first: Shape folds from inferred shapes, and
      * the blow-up guard reads output sizes before computing anything. */
-    if ((s = cv_infer_model(m, NULL)))
+    if (!inferred && (s = cv_infer_model(m, NULL)))
         goto out;
     carve_fold_stats st0 = f.st;
     uint32_t nodes0 = m->n_nodes, values0 = m->n_values, graphs0 = m->n_graphs;

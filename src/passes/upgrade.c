@@ -38,6 +38,8 @@ typedef struct up {
     uint32_t n_origin;
     carve_status err;
     bool changed;  /* the node at hand was rewritten */
+    bool plain;    /* the node at hand has no rule (set by upgrade_node) */
+    cv_ids todo;   /* the nodes the dry walk found something to do for, in walk order */
     char why[400];
 } up;
 
@@ -544,8 +546,11 @@ static bool upgrade_node(up *u, carve_node_id id)
     carve_model *m = u->m;
     const cv_node *n = &m->nodes[id];
     int64_t v = u->from;
-    if (*n->domain)
+    u->plain = false;
+    if (*n->domain) {
+        u->plain = true; /* other domains keep their opsets, consumed_inputs included */
         return true;
+    }
     if (!u->dry)
         drop_attr(u, id, "consumed_inputs"); /* ignored since opset 6 */
     /* The opset test of each rule comes before its name test: a model near
@@ -634,31 +639,39 @@ static bool upgrade_node(up *u, carve_node_id id)
         return refuse(u, id, "Scan-8's batch form has no rewrite here");
     if (v < 2 && (is(n, "LpPool") || is(n, "GlobalLpPool")))
         return refuse(u, id, "p is a float before opset 2");
+    u->plain = !*n->domain && !has_attr(m, id, "consumed_inputs");
     return true;
 }
 
-static bool walk(up *u, const cv_ids *graphs)
+/* The dry walk: every node of every graph is checked (none changed); the
+ * nodes with something to do go to u->todo. A node with no rule (u->plain)
+ * is left out: the real walk would not change it. */
+static bool walk_dry(up *u, const cv_ids *graphs)
 {
     carve_model *m = u->m;
     for (uint32_t k = 0; k < graphs->n; k++) {
         const cv_graph *g = &m->graphs[graphs->v[k]];
-        uint32_t cnt = g->nodes.n;
-        /* pieces are inserted around their node: follow the node ids, not positions */
-        carve_node_id *ids = cv_malloc((cnt ? cnt : 1) * sizeof *ids);
-        if (!ids)
-            return nomem(u);
-        if (cnt)
-            memcpy(ids, g->nodes.v, cnt * sizeof *ids); /* an empty graph's list may be NULL */
-        for (uint32_t i = 0; i < cnt; i++) {
-            u->changed = false;
-            if (!upgrade_node(u, ids[i])) {
-                cv_free(ids);
+        for (uint32_t i = 0; i < g->nodes.n; i++) {
+            carve_node_id id = g->nodes.v[i];
+            if (!upgrade_node(u, id))
                 return false;
-            }
-            if (!u->dry && u->changed)
-                u->st->nodes_rewritten++;
+            if (!u->plain && !cv_ids_push(&u->todo, id))
+                return nomem(u);
         }
-        cv_free(ids);
+    }
+    return true;
+}
+
+/* The real walk over the nodes the dry walk listed (pieces are inserted
+ * around their node: the ids were taken before any change). */
+static bool walk(up *u)
+{
+    for (uint32_t i = 0; i < u->todo.n; i++) {
+        u->changed = false;
+        if (!upgrade_node(u, u->todo.v[i]))
+            return false;
+        if (u->changed)
+            u->st->nodes_rewritten++;
     }
     return true;
 }
@@ -683,13 +696,25 @@ bool cv_upgrade_value_unread(const carve_model *m, carve_value_id v)
     return true;
 }
 
-carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin)
+/* Every node's op table row, before the opset changes (cached on the nodes
+ * by inference: no search), to tell afterwards whether any row moved. */
+static const cv_op_def **rows_before(const carve_model *m)
+{
+    const cv_op_def **r = cv_malloc(((size_t)m->n_nodes + 1) * sizeof *r);
+    for (carve_node_id id = 0; r && id < m->n_nodes; id++)
+        r[id] = m->nodes[id].dead ? NULL : cv_op_for_node(m, id);
+    return r;
+}
+
+carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin, bool *types_kept)
 {
     carve_upgrade_stats local;
     carve_upgrade_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     if (origin)
         *origin = NULL;
+    if (types_kept)
+        *types_kept = false;
     int64_t from = carve_model_opset(m, "");
     int64_t to = cv_upgrade_newest();
     st->opset_before = st->opset_after = from;
@@ -702,25 +727,38 @@ carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_no
     if (!cv_fold_graphs(m, &graphs))
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
     up u = {.m = m, .from = from, .to = to, .dry = true, .st = st};
-    if (!walk(&u, &graphs)) {
-        cv_ids_free(&graphs);
+    bool ok = walk_dry(&u, &graphs);
+    cv_ids_free(&graphs);
+    if (!ok) {
+        cv_ids_free(&u.todo);
         cv_free(u.origin);
         if (u.err)
             return u.err;
         snprintf(st->refused, sizeof st->refused, "%s", u.why);
+        if (types_kept)
+            *types_kept = true; /* the model is as it was when inferred */
         return CARVE_OK;
     }
     u.dry = false;
-    bool ok = walk(&u, &graphs);
-    cv_ids_free(&graphs);
+    ok = walk(&u);
+    cv_ids_free(&u.todo);
     if (!ok) { /* only out of memory gets here: the dry run checked the rest */
         cv_free(u.origin);
         return u.err ? u.err : cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "opset upgrade: %s", u.why);
     }
+    /* The rows every node had (cached by inference), to find the new ones
+     * once per op: and if no node was rewritten and no row moved, the types
+     * inferred above are what inference at the new opset gives. */
+    const cv_op_def **rows = rows_before(m);
     if ((s = carve_model_set_opset(m, "", to))) {
+        cv_free(rows);
         cv_free(u.origin);
         return s;
     }
+    bool same = rows && cv_op_rows_after(m, rows);
+    if (types_kept)
+        *types_kept = same && !st->nodes_rewritten && !u.n_origin;
+    cv_free(rows);
     if (carve_model_ir_version(m) < 10)
         carve_model_set_ir_version(m, 10); /* opset 21 came with IR version 10 */
     st->opset_after = to;
@@ -741,5 +779,5 @@ carve_status carve_upgrade(carve_model *m, carve_upgrade_stats *stats)
 {
     if (!m)
         return CARVE_ERR_ARG;
-    return cv_upgrade_run(m, stats, NULL);
+    return cv_upgrade_run(m, stats, NULL, NULL);
 }
