@@ -313,6 +313,8 @@ struct carve_model {
     char **ext_files;        /* external data files it read (real paths, malloc'd): inputs a save must not overwrite */
     uint32_t n_ext_files;
     uint32_t opset_gen;      /* bumped when an opset changes: per-node op caches */
+    uint32_t onnx_opset_gen; /* opset_gen when the ai.onnx opset last changed (caches of ai.onnx nodes) */
+    int64_t onnx_opset;      /* carve_model_opset(m, ""), kept by carve_model_set_opset */
     uint32_t *scratch;       /* node-indexed scratch for passes (cv_model_scratch) */
     uint32_t scratch_cap;
     /* The runtime's buffer pool, kept between runs (src/ops/val.c);

@@ -15,6 +15,7 @@ carve_model *carve_model_new(carve_ctx *ctx)
     m->ctx = ctx;
     m->ir_version = 8;
     m->opset_gen = 1;
+    m->onnx_opset_gen = 1;
     if (cv_graph_new(m, CARVE_NONE, "main") == CARVE_NONE) {
         carve_model_free(m);
         return NULL;
@@ -237,6 +238,10 @@ carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t v
     if (!strcmp(domain, "ai.onnx"))
         domain = "";
     m->opset_gen++;
+    if (!*domain) {
+        m->onnx_opset = version;
+        m->onnx_opset_gen = m->opset_gen;
+    }
     for (uint32_t i = 0; i < m->n_opsets; i++)
         if (!strcmp(m->opset_domain[i], domain)) {
             m->opset_version[i] = version;
@@ -261,9 +266,10 @@ carve_status carve_model_set_opset(carve_model *m, const char *domain, int64_t v
 
 int64_t carve_model_opset(const carve_model *m, const char *domain)
 {
-    if (!domain || (*domain == 'a' && !strcmp(domain, "ai.onnx")))
-        domain = "";
-    /* first bytes compared first: this runs for every node in several passes */
+    /* ai.onnx, the domain of nearly every node, is kept at hand: this runs
+     * for every node in several passes */
+    if (!domain || !*domain || (*domain == 'a' && !strcmp(domain, "ai.onnx")))
+        return m->onnx_opset;
     for (uint32_t i = 0; i < m->n_opsets; i++)
         if (m->opset_domain[i][0] == domain[0] && (!domain[0] || !strcmp(m->opset_domain[i], domain)))
             return m->opset_version[i];

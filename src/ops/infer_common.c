@@ -14,6 +14,15 @@ const cv_type *cv_infer_in(cv_ictx *c, uint32_t i)
     return &c->m->values[n->in[i]].type;
 }
 
+/* The same dims, dim by dim (a symbolic dim by its name's pointer). */
+static bool same_dims(const carve_dim *a, const carve_dim *b, int rank)
+{
+    for (int d = 0; d < rank; d++)
+        if (a[d].value != b[d].value || a[d].param != b[d].param)
+            return false;
+    return true;
+}
+
 carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims)
 {
     carve_model *m = c->m;
@@ -24,6 +33,9 @@ carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, c
     cv_type *t = &v->type;
     if (t->kind == CARVE_TYPE_OTHER)
         return CARVE_OK;
+    if (t->kind == CARVE_TYPE_TENSOR && dtype && t->dtype == dtype && rank >= 0 && t->rank == rank && dims &&
+        same_dims(t->dims, dims, rank))
+        return CARVE_OK; /* what it has already (each pass infers again): nothing to check or merge */
     if (t->kind == CARVE_TYPE_TENSOR) {
         if (t->dtype && dtype && t->dtype != dtype)
             return cv_ierr(c, "output %u '%s' is %s by inference but the model declares %s", i, v->name,
@@ -75,6 +87,19 @@ carve_status i_nontensor(cv_ictx *c) { (void)c; return CARVE_OK; }
 static carve_status bcast(cv_ictx *c, uint32_t first, uint32_t count, carve_dtype dtype)
 {
     const cv_node *n = &c->m->nodes[c->node];
+    if (count == 2 && first + 2 <= n->n_in) {
+        /* two inputs of one shape (an elementwise graph's usual case): the
+         * loop below would give that shape, dim by dim */
+        const cv_type *a = cv_infer_in(c, first), *b = cv_infer_in(c, first + 1);
+        if (a && b && a->kind == CARVE_TYPE_TENSOR && b->kind == CARVE_TYPE_TENSOR && a->rank >= 0 &&
+            a->rank == b->rank && same_dims(a->dims, b->dims, a->rank)) {
+            bool plain = true; /* known dims, or symbolic ones with a name */
+            for (int d = 0; d < a->rank && plain; d++)
+                plain = a->dims[d].value >= 0 || a->dims[d].param;
+            if (plain)
+                return cv_infer_set(c, 0, dtype, a->rank, a->dims);
+        }
+    }
     int rank = 0;
     carve_dim dims[CARVE_MAX_RANK];
     for (uint32_t i = first; i < first + count && i < n->n_in; i++) {

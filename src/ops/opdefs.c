@@ -195,14 +195,52 @@ const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
 const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n)
 {
     /* Cached on the node (a cache, not model state: hence the cast); the
-     * model's opset_gen moves whenever an opset changes. */
+     * model's opset_gen moves whenever an opset changes, onnx_opset_gen only
+     * when ai.onnx's does (adding ai.carve for the Delegates leaves the
+     * ai.onnx nodes' rows standing). */
     cv_node *nd = (cv_node *)&m->nodes[n];
-    if (nd->def_gen == m->opset_gen)
+    uint32_t gen = *nd->domain ? m->opset_gen : m->onnx_opset_gen;
+    if (nd->def_gen == gen)
         return nd->def;
     int64_t opset = carve_model_opset(m, nd->domain);
     nd->def = cv_op_find(nd->domain, nd->op, opset);
-    nd->def_gen = m->opset_gen;
+    nd->def_gen = gen;
     return nd->def;
+}
+
+bool cv_op_rows_after(carve_model *m, const cv_op_def *const *before)
+{
+    const cv_op_def **memo = cv_malloc(N_ROWS * sizeof *memo);
+    if (!memo)
+        return false;
+    bool *done = cv_malloc(N_ROWS * sizeof *done);
+    if (!done) {
+        cv_free(memo);
+        return false;
+    }
+    memset(done, 0, N_ROWS * sizeof *done);
+    bool same = true;
+    for (carve_node_id id = 0; id < m->n_nodes; id++) {
+        cv_node *nd = &m->nodes[id];
+        if (nd->dead)
+            continue;
+        const cv_op_def *old = before[id];
+        if (!old) {
+            same = same && !cv_op_for_node(m, id);
+            continue;
+        }
+        size_t k = (size_t)(old - table);
+        if (!done[k]) { /* the op is named by its row: its new row follows from the old one */
+            memo[k] = cv_op_find(old->domain, old->name, carve_model_opset(m, old->domain));
+            done[k] = true;
+        }
+        nd->def = memo[k];
+        nd->def_gen = *nd->domain ? m->opset_gen : m->onnx_opset_gen;
+        same = same && memo[k] == old;
+    }
+    cv_free(done);
+    cv_free(memo);
+    return same;
 }
 
 bool cv_node_fits(const carve_model *m, carve_node_id n, const cv_op_def *def, char *why, size_t whysz)

@@ -331,6 +331,11 @@ typedef struct cv_op_def {
 const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset);
 /* The row for a node of a model (its domain's opset). */
 const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n);
+/* After an opset change: every live node's row again, from `before` (its
+ * row before the change, by node id; NULL entries are looked up afresh),
+ * one search per distinct row. Returns whether every row stayed the same;
+ * false when out of memory too (the rows are then looked up on demand). */
+bool cv_op_rows_after(carve_model *m, const cv_op_def *const *before);
 /* Has node n's row (cv_op_for_node) all of `flags`? false for an op carve
  * does not know. */
 static inline bool cv_op_has(const carve_model *m, carve_node_id n, uint32_t flags)

@@ -144,6 +144,12 @@ static cv_reason check_value(const carve_model *m, carve_value_id v, const char 
 cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target *t, const cv_unit_inner_mask *inner,
                      char *msg, size_t msgsz)
 {
+    return cv_capable_op(m, id, t, cv_target_find_op(t, m->nodes[id].op), inner, msg, msgsz);
+}
+
+cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_target *t, const cv_target_op *to,
+                        const cv_unit_inner_mask *inner, char *msg, size_t msgsz)
+{
     const cv_node *n = &m->nodes[id];
     msg[0] = 0;
     if (cv_op_has(m, id, CV_OP_CONST_SOURCE)) {
@@ -164,7 +170,6 @@ cv_reason cv_capable(const carve_model *m, carve_node_id id, const carve_target 
                              "their own", t->name);
         return CV_R_CONTROL_FLOW;
     }
-    const cv_target_op *to = cv_target_find_op(t, n->op);
     if (!to) {
         snprintf(msg, msgsz, "%s does not support %s", t->name, n->op);
         return CV_R_UNSUPPORTED_OP;

@@ -68,6 +68,8 @@ static void lower_free(cv_lower *lw)
     cv_free(lw->ln);
     cv_free(lw->tr);
     cv_free(lw->fates);
+    for (uint32_t i = 0; i < CV_MAX_TARGETS; i++)
+        cv_free((void *)lw->op_rows[i]);
     cv_recomp_free(&lw->recomp);
     cv_report_io_free(lw);
 }
@@ -119,7 +121,7 @@ static carve_status lower_once(carve_model *m, const carve_target *const *ts, co
         }
         changed = false;
         double a = cv_now_ms();
-        st = cv_infer_model(m, NULL);
+        st = lw.rounds == 1 && lw.types_fresh ? CARVE_OK : cv_infer_model(m, NULL);
         lw.ms_infer += cv_now_ms() - a;
         if (st || ROUND_DUMP(INFER))
             goto out;

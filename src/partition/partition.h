@@ -194,6 +194,10 @@ cv_reason cv_check_rules(const carve_model *m, carve_node_id n, const carve_targ
                          const cv_unit_inner_mask *inner, char *msg, size_t msgsz);
 cv_reason cv_capable(const carve_model *m, carve_node_id n, const carve_target *t, const cv_unit_inner_mask *inner,
                      char *msg, size_t msgsz);
+/* cv_capable with the target's row for the node's op already looked up
+ * (`to`: cv_target_find_op(t, op), NULL when the target lacks it). */
+cv_reason cv_capable_op(const carve_model *m, carve_node_id n, const carve_target *t, const cv_target_op *to,
+                        const cv_unit_inner_mask *inner, char *msg, size_t msgsz);
 /* Is value v a compile-time constant (initializer not overridable by an
  * input, or a Constant node's output)? */
 bool cv_value_is_const(const carve_model *m, carve_value_id v);
@@ -264,11 +268,15 @@ typedef struct cv_lower {
     uint32_t n_decomposed;
     /* constant folding before the first round (unless --no-fold) */
     bool folded;
+    bool types_fresh;       /* the last inference (upgrade's, folding's) still stands: the next one is skipped */
     carve_fold_stats fold;
     cv_fold_node *fates;    /* by node id: what folding did, n_fates of them */
     uint32_t n_fates;
     double ms_fold;
     cv_recomp_cfg recomp;   /* what recomposition made, during folding */
+    /* per target, by op table row (cv_op_at index): its cv_target_find_op
+     * for that op, looked up once per lowering (cv_verdict) */
+    const cv_target_op **op_rows[CV_MAX_TARGETS];
     struct cv_report_io *io; /* the input nodes' graphs, values and levels (report.c) */
     uint32_t dump_mask;      /* bit per cv_stage: dump the model after it (stage_dump.c) */
 } cv_lower;

@@ -72,6 +72,32 @@ bool cv_taken_whole(const cv_lower *lw, carve_graph_id g)
 /* Sticky marks (skip lists) and per-target skip lists first, then a
  * compile refusal of an earlier lowering, the profile, control flow taken
  * whole and the backend. */
+static const cv_target_op not_looked_up; /* its address marks an op not looked up yet */
+#define NOT_LOOKED_UP (&not_looked_up)
+
+/* The target's row for node id's op: by the op table row the node has,
+ * looked up once per lowering and op (a name search per node otherwise). */
+static const cv_target_op *target_op(cv_lower *lw, uint32_t ti, carve_node_id id)
+{
+    const carve_target *t = lw->ts[ti];
+    const char *op = lw->m->nodes[id].op;
+    const cv_op_def *def = cv_op_for_node(lw->m, id);
+    if (!def)
+        return cv_target_find_op(t, op);
+    if (!lw->op_rows[ti]) {
+        size_t n = cv_op_count();
+        lw->op_rows[ti] = cv_malloc(n * sizeof *lw->op_rows[ti]);
+        if (!lw->op_rows[ti])
+            return cv_target_find_op(t, op);
+        for (size_t i = 0; i < n; i++)
+            lw->op_rows[ti][i] = NOT_LOOKED_UP;
+    }
+    size_t k = (size_t)(def - cv_op_at(0));
+    if (lw->op_rows[ti][k] == NOT_LOOKED_UP)
+        lw->op_rows[ti][k] = cv_target_find_op(t, op);
+    return lw->op_rows[ti][k];
+}
+
 cv_reason cv_verdict(cv_lower *lw, uint32_t ti, carve_node_id id, const cv_unit_inner_mask *inner, const char **out)
 {
     carve_model *m = lw->m;
@@ -92,7 +118,7 @@ cv_reason cv_verdict(cv_lower *lw, uint32_t ti, carve_node_id id, const cv_unit_
         *out = cv_arena_strdup(&m->arena, refused);
         return CV_R_BACKEND_REFUSED;
     }
-    cv_reason r = cv_capable(m, id, t, t->qdq_units ? inner : NULL, msg, sizeof msg);
+    cv_reason r = cv_capable_op(m, id, t, target_op(lw, ti, id), t->qdq_units ? inner : NULL, msg, sizeof msg);
     *out = r ? cv_arena_strdup(&m->arena, msg) : NULL;
     const cv_op_def *def = r ? NULL : cv_op_for_node(m, id);
     if (def && (def->flags & CV_OP_CONTROL)) { /* the target takes control flow whole */

@@ -31,7 +31,7 @@ carve_status cv_stage_fold(cv_lower *lw)
     carve_fold_opts fo = {lw->o ? lw->o->fold_max_bytes : 0, false};
     lw->recomp = (cv_recomp_cfg){.wants = target_lists, .excluded = skipped, .user = lw};
     bool recompose = !(lw->o && lw->o->no_recompose);
-    carve_status st = cv_fold_run_ex(m, &fo, recompose ? &lw->recomp : NULL, &lw->fold, &lw->fates);
+    carve_status st = cv_fold_run_ex(m, &fo, recompose ? &lw->recomp : NULL, &lw->fold, &lw->fates, &lw->types_fresh);
     if (st)
         return st;
     lw->folded = true;

@@ -6,7 +6,7 @@
 carve_status cv_stage_upgrade(cv_lower *lw)
 {
     carve_node_id *from = NULL;
-    carve_status st = cv_upgrade_run(lw->m, NULL, &from);
+    carve_status st = cv_upgrade_run(lw->m, NULL, &from, &lw->types_fresh);
     if (st || !from)
         return st;
     if (!cv_lower_grow(lw)) {

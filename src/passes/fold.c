@@ -690,16 +690,30 @@ carve_status cv_fold_run(carve_model *m, const carve_fold_opts *opts, carve_fold
                          cv_fold_node **fates)
 {
     cv_recomp_cfg all = {0};
-    carve_status s = cv_fold_run_ex(m, opts, opts && opts->recompose ? &all : NULL, stats, fates);
+    carve_status s = cv_fold_run_ex(m, opts, opts && opts->recompose ? &all : NULL, stats, fates, NULL);
     cv_recomp_free(&all);
     return s;
 }
 
+/* Did the passes between two looks at the stats change anything but take
+ * out dead nodes? Every rewrite counts itself in the stats (a node folded,
+ * removed, fused, inlined, moved, recomposed) or makes nodes or values. */
+static bool only_dce(const carve_fold_stats *a, const carve_fold_stats *b)
+{
+    return a->folded == b->folded && a->removed == b->removed && a->if_inlined == b->if_inlined &&
+           a->layout_moved == b->layout_moved && a->bn_fused == b->bn_fused && a->gemm_fused == b->gemm_fused &&
+           a->inits_deduped == b->inits_deduped && a->recomposed == b->recomposed && a->bytes_added == b->bytes_added &&
+           a->bytes_removed == b->bytes_removed;
+}
+
 carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_recomp_cfg *rc, carve_fold_stats *stats,
-                            cv_fold_node **fates)
+                            cv_fold_node **fates, bool *types_kept)
 {
     if (fates)
         *fates = NULL;
+    bool inferred = types_kept && *types_kept; /* the caller's inference stands */
+    if (types_kept)
+        *types_kept = false;
     cv_fold f = {.m = m, .max_bytes = opts && opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES,
                  .lazy_g = CARVE_NONE};
     carve_status s = CARVE_OK;
@@ -710,11 +724,18 @@ carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_reco
     measure(m, &f.st.nodes_before, &f.st.bytes_before);
     /* The pipeline. Inference first: Shape folds from inferred shapes, and
      * the blow-up guard reads output sizes before computing anything. */
-    if ((s = cv_infer_model(m, NULL)) || (s = cv_fold_constants(&f)) || (s = cv_fold_noop(&f)) ||
-        (s = cv_fold_qdq(&f)) || (s = cv_fold_fuse(&f)) || (rc && (s = cv_fold_recompose(&f, rc))) ||
-        (s = cv_fold_dce(&f)) || (s = cv_fold_dedupe(&f)) ||
-        (s = cv_fold_dce(&f)))
+    if (!inferred && (s = cv_infer_model(m, NULL)))
         goto out;
+    carve_fold_stats st0 = f.st;
+    uint32_t nodes0 = m->n_nodes, values0 = m->n_values, graphs0 = m->n_graphs;
+    if ((s = cv_fold_constants(&f)) || (s = cv_fold_noop(&f)) || (s = cv_fold_qdq(&f)) || (s = cv_fold_fuse(&f)) ||
+        (rc && (s = cv_fold_recompose(&f, rc))))
+        goto out;
+    bool kept = only_dce(&st0, &f.st) && m->n_nodes == nodes0 && m->n_values == values0 && m->n_graphs == graphs0;
+    st0 = f.st;
+    if ((s = cv_fold_dce(&f)) || (s = cv_fold_dedupe(&f)) || (s = cv_fold_dce(&f)))
+        goto out;
+    kept = kept && st0.inits_deduped == f.st.inits_deduped && m->n_nodes == nodes0 && m->n_values == values0;
     if (!cv_fold_grow(&f)) {
         s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
         goto out;
@@ -732,6 +753,8 @@ carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_reco
         *fates = f.nodes;
         f.nodes = NULL;
     }
+    if (types_kept)
+        *types_kept = kept;
 out:
     cv_free(f.nodes);
     cv_free(f.uses);

@@ -58,7 +58,9 @@ bool cv_fold_graphs(const carve_model *m, cv_ids *out)
 
 carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs)
 {
-    carve_status s = cv_fold_count_uses(f);
+    bool same = f->uses_valid && f->uses_nodes == f->m->n_nodes && f->uses_values == f->m->n_values &&
+                !memcmp(&f->uses_st, &f->st, sizeof f->st);
+    carve_status s = same ? CARVE_OK : cv_fold_count_uses(f);
     if (!s && !cv_fold_graphs(f->m, gs))
         s = cv_error(f->m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     return s;
@@ -122,6 +124,10 @@ carve_status cv_fold_count_uses(cv_fold *f)
         }
     }
     cv_ids_free(&gs);
+    f->uses_valid = true;
+    f->uses_st = f->st;
+    f->uses_nodes = m->n_nodes;
+    f->uses_values = m->n_values;
     return CARVE_OK;
 }
 

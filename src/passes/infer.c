@@ -34,7 +34,7 @@ static bool all_known(ipass *p, const cv_node *n)
 }
 
 /* Runs a pure op on known inputs; its outputs become known. */
-static void try_compute(ipass *p, carve_node_id id, const cv_op_def *def)
+static void try_compute(ipass *p, carve_node_id id, const cv_op_def *def, int64_t opset)
 {
     carve_model *m = p->m;
     const cv_node *n = &m->nodes[id];
@@ -50,7 +50,7 @@ static void try_compute(ipass *p, carve_node_id id, const cv_op_def *def)
     cv_val *in[16] = {0}, *out[8] = {0};
     for (uint32_t i = 0; i < n->n_in; i++)
         in[i] = n->in[i] == CARVE_NONE ? NULL : p->known[n->in[i]];
-    cv_kctx k = {m, id, carve_model_opset(m, n->domain), NULL, NULL};
+    cv_kctx k = {m, id, opset, NULL, NULL};
     carve_ctx saved = *m->ctx; /* a failing kernel here is not an error of inference */
     carve_status s = def->kernel(&k, in, n->n_in, out, n->n_out);
     *m->ctx = saved;
@@ -106,12 +106,12 @@ static carve_status infer_node(ipass *p, carve_node_id id)
                         "%s)",
                         n->name, n->op, i, m->values[v].name, carve_dtype_name(dt), n->op, (long long)opset, allowed);
     }
-    try_compute(p, id, def);
+    try_compute(p, id, def, opset);
     bool computed = n->n_out > 0;
     for (uint32_t j = 0; j < n->n_out; j++)
         if (n->out[j] != CARVE_NONE && !p->known[n->out[j]])
             computed = false;
-    cv_ictx c = {m, id, carve_model_opset(m, n->domain), const_input, p};
+    cv_ictx c = {m, id, opset, const_input, p};
     if (computed) {
         for (uint32_t j = 0; j < n->n_out; j++) {
             if (n->out[j] == CARVE_NONE)

@@ -55,6 +55,12 @@ typedef struct cv_fold {
      * out of the list at once would cost O(N) apiece). CARVE_NONE: off. */
     carve_graph_id lazy_g;
     bool lazy_dirty;
+    /* The stats and sizes when uses were last counted: a sweep that starts
+     * with them unchanged (the passes before it rewrote nothing) keeps the
+     * counts (every rewrite counts itself in st or makes nodes or values). */
+    bool uses_valid;
+    carve_fold_stats uses_st;
+    uint32_t uses_nodes, uses_values;
 } cv_fold;
 
 /* Recomposition (recompose.c) during folding: which ops to make, which
@@ -78,9 +84,13 @@ typedef struct cv_recomp_cfg {
     uint32_t n_members;
 } cv_recomp_cfg;
 
-/* cv_fold_run with recomposition (rc may be NULL: none). */
+/* cv_fold_run with recomposition (rc may be NULL: none). *types_kept (may
+ * be NULL), in: the model's types are inferred already and still stand
+ * (folding does not infer first); out: folding only took out dead nodes and
+ * initializers after that inference, so every type still stands (lowering
+ * infers again only if not). */
 carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_recomp_cfg *rc, carve_fold_stats *stats,
-                            cv_fold_node **fates);
+                            cv_fold_node **fates, bool *types_kept);
 
 /* Runs every folding pass. *fates (may be NULL) receives the fate of each
  * node id, m->n_nodes of them afterwards (cv_malloc'd; the caller frees). */
@@ -202,8 +212,11 @@ void cv_recomp_free(cv_recomp_cfg *rc);
 /* carve_upgrade() is public; lowering calls cv_upgrade_run() to learn which
  * node each node it made comes from: *origin (may be NULL) gets, by node
  * id, that node or CARVE_NONE (cv_malloc'd, indexed below the model's node
- * count at return or shorter; the caller frees). */
-carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin);
+ * count at return or shorter; the caller frees). *types_kept (may be
+ * NULL): the types it inferred before upgrading still stand (no node was
+ * rewritten and every node's op row is the same at the new opset, or the
+ * upgrade was refused), so folding need not infer again. */
+carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin, bool *types_kept);
 /* The newest ai.onnx opset of the op table (the opset models are brought to). */
 int64_t cv_upgrade_newest(void);
 /* Does nothing read value v (no node input, no graph output)? */

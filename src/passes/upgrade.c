@@ -38,6 +38,8 @@ typedef struct up {
     uint32_t n_origin;
     carve_status err;
     bool changed;  /* the node at hand was rewritten */
+    bool plain;    /* the node at hand has no rule (set by upgrade_node) */
+    cv_ids todo;   /* the nodes the dry walk found something to do for, in walk order */
     char why[400];
 } up;
 
@@ -544,34 +546,39 @@ static bool upgrade_node(up *u, carve_node_id id)
     carve_model *m = u->m;
     const cv_node *n = &m->nodes[id];
     int64_t v = u->from;
-    if (*n->domain)
+    u->plain = false;
+    if (*n->domain) {
+        u->plain = true; /* other domains keep their opsets, consumed_inputs included */
         return true;
+    }
     if (!u->dry)
         drop_attr(u, id, "consumed_inputs"); /* ignored since opset 6 */
-    if ((is(n, "Softmax") || is(n, "LogSoftmax") || is(n, "Hardmax")) && v < 13)
+    /* The opset test of each rule comes before its name test: a model near
+     * the newest opset passes most rules at one comparison each. */
+    if (v < 13 && (is(n, "Softmax") || is(n, "LogSoftmax") || is(n, "Hardmax")))
         return up_softmax(u, id);
-    if (is(n, "Upsample") || (is(n, "Resize") && v < 11))
+    if (is(n, "Upsample") || (v < 11 && is(n, "Resize")))
         return up_resize_legacy(u, id);
-    if (is(n, "Resize") && v < 13 && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
+    if (v < 13 && is(n, "Resize") && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
                                               "tf_half_pixel_for_nn"))
         return refuse(u, id, "coordinate_transformation_mode tf_half_pixel_for_nn was removed in opset 13");
-    if (is(n, "Slice") && v < 10) {
+    if (v < 10 && is(n, "Slice")) {
         const int64_t *p;
         if (cv_attr_ints(m, id, "starts", &p) < 0 || cv_attr_ints(m, id, "ends", &p) < 0)
             return refuse(u, id, "no starts or ends attribute");
         return attr_to_input(u, id, "starts", 1) && attr_to_input(u, id, "ends", 2) && attr_to_input(u, id, "axes", 3);
     }
-    if (is(n, "Pad") && v < 11)
+    if (v < 11 && is(n, "Pad"))
         return up_pad(u, id);
-    if (is(n, "Clip") && v < 11)
+    if (v < 11 && is(n, "Clip"))
         return up_clip(u, id);
-    if ((is(n, "Squeeze") || is(n, "Unsqueeze")) && v < 13)
+    if (v < 13 && (is(n, "Squeeze") || is(n, "Unsqueeze")))
         return attr_to_input(u, id, "axes", 1);
-    if (is_reduce(n) && v < (is(n, "ReduceSum") ? 13 : 18) && u->to >= (is(n, "ReduceSum") ? 13 : 18))
+    if (v < 18 && is_reduce(n) && v < (is(n, "ReduceSum") ? 13 : 18) && u->to >= (is(n, "ReduceSum") ? 13 : 18))
         return attr_to_input(u, id, "axes", 1);
     if (is(n, "Split"))
         return up_split(u, id);
-    if (is(n, "TopK") && v < 10) {
+    if (v < 10 && is(n, "TopK")) {
         int64_t k = cv_attr_i(m, id, "k", -1);
         if (k < 0)
             return refuse(u, id, "no k attribute");
@@ -580,7 +587,7 @@ static bool upgrade_node(up *u, carve_node_id id)
         drop_attr(u, id, "k");
         return ints_input(u, id, 1, "k", 1, &k);
     }
-    if (is(n, "Reshape") && v < 5) {
+    if (v < 5 && is(n, "Reshape")) {
         const int64_t *p;
         if (cv_attr_ints(m, id, "shape", &p) < 0)
             return refuse(u, id, "no shape attribute");
@@ -588,13 +595,13 @@ static bool upgrade_node(up *u, carve_node_id id)
     }
     if (is(n, "BatchNormalization"))
         return up_batchnorm(u, id);
-    if (is(n, "Dropout") && v < 12)
+    if (v < 12 && is(n, "Dropout"))
         return up_dropout(u, id);
-    if (is(n, "GroupNormalization") && v < 21 && u->to >= 21)
+    if (v < 21 && u->to >= 21 && is(n, "GroupNormalization"))
         return up_groupnorm(u, id);
-    if (is(n, "Concat") && v < 4 && !has_attr(m, id, "axis"))
+    if (v < 4 && is(n, "Concat") && !has_attr(m, id, "axis"))
         return u->dry || set_int(u, id, "axis", 1);
-    if (is_legacy_bcast(n) && v < 7)
+    if (v < 7 && is_legacy_bcast(n))
         return up_legacy_broadcast(u, id);
     if (is(n, "Scatter")) {
         if (u->dry)
@@ -606,14 +613,14 @@ static bool upgrade_node(up *u, carve_node_id id)
         u->changed = true;
         return w->op ? true : nomem(u);
     }
-    if (is(n, "RoiAlign") && v < 16 && !has_attr(m, id, "coordinate_transformation_mode"))
+    if (v < 16 && is(n, "RoiAlign") && !has_attr(m, id, "coordinate_transformation_mode"))
         return u->dry || set_str(u, id, "coordinate_transformation_mode", "output_half_pixel");
-    if (is(n, "GridSample") && v < 20 && u->to >= 20) {
+    if (v < 20 && u->to >= 20 && is(n, "GridSample")) {
         const char *md = cv_attr_s(m, id, "mode", "bilinear");
         const char *nw = !strcmp(md, "bilinear") ? "linear" : !strcmp(md, "bicubic") ? "cubic" : NULL;
         return u->dry || !nw || set_str(u, id, "mode", nw);
     }
-    if (is(n, "DFT") && v < 20 && u->to >= 20) {
+    if (v < 20 && u->to >= 20 && is(n, "DFT")) {
         int64_t ax = cv_attr_i(m, id, "axis", 1);
         if (u->dry)
             return true;
@@ -624,39 +631,47 @@ static bool upgrade_node(up *u, carve_node_id id)
             return nomem(u);
         return true;
     }
-    if (is(n, "Cast") && v < 6)
+    if (v < 6 && is(n, "Cast"))
         return refuse(u, id, "'to' is a type name string (opset < 6)");
-    if (is(n, "Tile") && v < 6)
+    if (v < 6 && is(n, "Tile"))
         return refuse(u, id, "Tile-1's tiles and axis inputs have no rewrite here");
-    if (is(n, "Scan") && v < 9)
+    if (v < 9 && is(n, "Scan"))
         return refuse(u, id, "Scan-8's batch form has no rewrite here");
-    if ((is(n, "LpPool") || is(n, "GlobalLpPool")) && v < 2)
+    if (v < 2 && (is(n, "LpPool") || is(n, "GlobalLpPool")))
         return refuse(u, id, "p is a float before opset 2");
+    u->plain = !*n->domain && !has_attr(m, id, "consumed_inputs");
     return true;
 }
 
-static bool walk(up *u, const cv_ids *graphs)
+/* The dry walk: every node of every graph is checked (none changed); the
+ * nodes with something to do go to u->todo. A node with no rule (u->plain)
+ * is left out: the real walk would not change it. */
+static bool walk_dry(up *u, const cv_ids *graphs)
 {
     carve_model *m = u->m;
     for (uint32_t k = 0; k < graphs->n; k++) {
         const cv_graph *g = &m->graphs[graphs->v[k]];
-        uint32_t cnt = g->nodes.n;
-        /* pieces are inserted around their node: follow the node ids, not positions */
-        carve_node_id *ids = cv_malloc((cnt ? cnt : 1) * sizeof *ids);
-        if (!ids)
-            return nomem(u);
-        if (cnt)
-            memcpy(ids, g->nodes.v, cnt * sizeof *ids); /* an empty graph's list may be NULL */
-        for (uint32_t i = 0; i < cnt; i++) {
-            u->changed = false;
-            if (!upgrade_node(u, ids[i])) {
-                cv_free(ids);
+        for (uint32_t i = 0; i < g->nodes.n; i++) {
+            carve_node_id id = g->nodes.v[i];
+            if (!upgrade_node(u, id))
                 return false;
-            }
-            if (!u->dry && u->changed)
-                u->st->nodes_rewritten++;
+            if (!u->plain && !cv_ids_push(&u->todo, id))
+                return nomem(u);
         }
-        cv_free(ids);
+    }
+    return true;
+}
+
+/* The real walk over the nodes the dry walk listed (pieces are inserted
+ * around their node: the ids were taken before any change). */
+static bool walk(up *u)
+{
+    for (uint32_t i = 0; i < u->todo.n; i++) {
+        u->changed = false;
+        if (!upgrade_node(u, u->todo.v[i]))
+            return false;
+        if (u->changed)
+            u->st->nodes_rewritten++;
     }
     return true;
 }
@@ -681,13 +696,25 @@ bool cv_upgrade_value_unread(const carve_model *m, carve_value_id v)
     return true;
 }
 
-carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin)
+/* Every node's op table row, before the opset changes (cached on the nodes
+ * by inference: no search), to tell afterwards whether any row moved. */
+static const cv_op_def **rows_before(const carve_model *m)
+{
+    const cv_op_def **r = cv_malloc(((size_t)m->n_nodes + 1) * sizeof *r);
+    for (carve_node_id id = 0; r && id < m->n_nodes; id++)
+        r[id] = m->nodes[id].dead ? NULL : cv_op_for_node(m, id);
+    return r;
+}
+
+carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_node_id **origin, bool *types_kept)
 {
     carve_upgrade_stats local;
     carve_upgrade_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
     if (origin)
         *origin = NULL;
+    if (types_kept)
+        *types_kept = false;
     int64_t from = carve_model_opset(m, "");
     int64_t to = cv_upgrade_newest();
     st->opset_before = st->opset_after = from;
@@ -700,25 +727,38 @@ carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_no
     if (!cv_fold_graphs(m, &graphs))
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
     up u = {.m = m, .from = from, .to = to, .dry = true, .st = st};
-    if (!walk(&u, &graphs)) {
-        cv_ids_free(&graphs);
+    bool ok = walk_dry(&u, &graphs);
+    cv_ids_free(&graphs);
+    if (!ok) {
+        cv_ids_free(&u.todo);
         cv_free(u.origin);
         if (u.err)
             return u.err;
         snprintf(st->refused, sizeof st->refused, "%s", u.why);
+        if (types_kept)
+            *types_kept = true; /* the model is as it was when inferred */
         return CARVE_OK;
     }
     u.dry = false;
-    bool ok = walk(&u, &graphs);
-    cv_ids_free(&graphs);
+    ok = walk(&u);
+    cv_ids_free(&u.todo);
     if (!ok) { /* only out of memory gets here: the dry run checked the rest */
         cv_free(u.origin);
         return u.err ? u.err : cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "opset upgrade: %s", u.why);
     }
+    /* The rows every node had (cached by inference), to find the new ones
+     * once per op: and if no node was rewritten and no row moved, the types
+     * inferred above are what inference at the new opset gives. */
+    const cv_op_def **rows = rows_before(m);
     if ((s = carve_model_set_opset(m, "", to))) {
+        cv_free(rows);
         cv_free(u.origin);
         return s;
     }
+    bool same = rows && cv_op_rows_after(m, rows);
+    if (types_kept)
+        *types_kept = same && !st->nodes_rewritten && !u.n_origin;
+    cv_free(rows);
     if (carve_model_ir_version(m) < 10)
         carve_model_set_ir_version(m, 10); /* opset 21 came with IR version 10 */
     st->opset_after = to;
@@ -739,5 +779,5 @@ carve_status carve_upgrade(carve_model *m, carve_upgrade_stats *stats)
 {
     if (!m)
         return CARVE_ERR_ARG;
-    return cv_upgrade_run(m, stats, NULL);
+    return cv_upgrade_run(m, stats, NULL, NULL);
 }
