@@ -58,13 +58,25 @@ fail:
     return nomem(m);
 }
 
-static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, carve_value_id like)
+/* "<delegate>/<name>" (or that with "#k" when taken), made on the stack:
+ * cv_value_new keeps the one copy. */
+static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, size_t dlen,
+                                 carve_value_id like)
 {
-    const char *base = cv_arena_join(&m->arena, delegate, "/", m->values[like].name);
-    const char *nm = base ? cv_value_unique_name(m, body, base) : NULL;
+    const char *vn = m->values[like].name;
+    size_t vl = strlen(vn), n = dlen + 1 + vl;
+    char small[256], *buf = n < sizeof small ? small : cv_malloc(n + 1);
+    if (!buf)
+        return CARVE_NONE;
+    memcpy(buf, delegate, dlen);
+    buf[dlen] = '/';
+    memcpy(buf + dlen + 1, vn, vl + 1);
+    const char *nm = carve_graph_find_value(m, body, buf) == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
     carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
     if (v != CARVE_NONE)
         m->values[v].type = m->values[like].type;
+    if (buf != small)
+        cv_free(buf);
     return v;
 }
 
@@ -108,6 +120,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     if (!base || !cv_names_give(m, dn))
         return nomem(m);
     const char *dname = m->nodes[dn].name;
+    size_t dlen = strlen(dname);
     carve_graph_id body = cv_graph_new(m, d->g, dname);
     if (body == CARVE_NONE)
         return carve_errcode(m->ctx);
@@ -117,7 +130,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
-        carve_value_id bv = body_value(m, body, dname, v);
+        carve_value_id bv = body_value(m, body, dname, dlen, v);
         if (bv == CARVE_NONE || !cv_ids_push(&m->graphs[body].inputs, bv)) {
             st = nomem(m);
             break;
@@ -128,7 +141,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
-        carve_value_id iv = body_value(m, body, dname, v);
+        carve_value_id iv = body_value(m, body, dname, dlen, v);
         if (iv == CARVE_NONE || !cv_ids_push(&m->graphs[body].outputs, iv)) {
             st = nomem(m);
             break;
