@@ -4,6 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "partition.h"
 
+#include "../io/files.h"
+
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -750,6 +753,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
             k += (size_t)snprintf(sum + k, 4096 - k, "  cpu: %u %s\n", reasons[c], cv_reason_code((cv_reason)c));
     r->summary = sum;
     r->json = w.b.s;
+    r->json_n = w.b.n;
     cv_free(index_of);
     cv_free(piece_start);
     cv_free(pieces_of);
@@ -766,6 +770,25 @@ nomem:
 }
 
 const char *carve_report_json(carve_report *r) { return r->json; }
+
+carve_status carve_outputs_add_report(carve_outputs *o, carve_report *r, const char *path)
+{
+    if (!o)
+        return CARVE_ERR_NOMEM;
+    carve_ctx *ctx = cv_outputs_ctx(o);
+    if (!r) {
+        cv_outputs_fail(o);
+        return cv_error(ctx, CARVE_ERR_ARG, "%s: no report to write", path ? path : "");
+    }
+    FILE *f = cv_outputs_open(o, path, "report");
+    if (!f)
+        return carve_errcode(ctx);
+    if (fwrite(r->json, 1, r->json_n, f) != r->json_n || fputc('\n', f) == EOF) {
+        cv_outputs_fail(o);
+        return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    return CARVE_OK;
+}
 const char *carve_report_summary(carve_report *r) { return r->summary; }
 
 void carve_report_free(carve_report *r)

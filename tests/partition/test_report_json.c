@@ -3,9 +3,14 @@
  * whose escape falls in the word-at-a-time part or the tail of the check,
  * and UTF-8, come back from a JSON parser exactly as given, in the nodes
  * list and in the partitions' boundaries; the raw text holds no control
- * byte but the newlines between entries, and the escapes are JSON's. */
+ * byte but the newlines between entries, and the escapes are JSON's.
+ * carve_outputs_add_report writes the JSON and a newline, or refuses a
+ * path that is not a file, naming it and leaving nothing behind. */
 #define _POSIX_C_SOURCE 200809L
 #include "lowertest.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 static carve_ctx *ctx;
 
@@ -103,10 +108,62 @@ static void names_round_trip(void)
         free(names[i]);
 }
 
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    *n = fread(b, 1, (size_t)len, f);
+    b[*n] = 0;
+    fclose(f);
+    return b;
+}
+
+static void report_written_to_a_set(void)
+{
+    carve_model *m = lt_model(ctx, 17);
+    carve_value_id x = carve_graph_add_input(m, 0, "x", CARVE_FLOAT, 1, (carve_dim[]){{4, NULL}});
+    carve_graph_add_output(m, 0, lt_op(m, "Relu", "r", 1, &x, "y"));
+    carve_target *t = NULL;
+    carve_target_builtin(ctx, "htp", &t);
+    carve_report *rep = NULL;
+    OT_CHECK(carve_lower(m, t, NULL, &rep) == CARVE_OK, "lowers: %s", carve_errmsg(ctx));
+    char dir[] = "/tmp/carve_report_json.XXXXXX", path[64];
+    OT_CHECK(mkdtemp(dir) != NULL, "a scratch folder");
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    carve_outputs *o = carve_outputs_new(ctx);
+    OT_CHECK(carve_outputs_add_report(o, rep, path) == CARVE_OK && carve_outputs_commit(o) == CARVE_OK,
+             "report written: %s", carve_errmsg(ctx));
+    carve_outputs_free(o);
+    size_t n = 0;
+    char *got = slurp(path, &n);
+    const char *want = carve_report_json(rep);
+    OT_CHECK(got && n == strlen(want) + 1 && !memcmp(got, want, n - 1) && got[n - 1] == '\n',
+             "the file is the JSON and a newline (%zu bytes)", n);
+    free(got);
+    /* a folder is refused, named, and nothing is left in it */
+    o = carve_outputs_new(ctx);
+    carve_status s = carve_outputs_add_report(o, rep, dir);
+    OT_CHECK(s == CARVE_ERR_IO && strstr(carve_errmsg(ctx), dir) && strstr(carve_errmsg(ctx), "refusing to write the report"),
+             "a folder refused: %d %s", s, carve_errmsg(ctx));
+    OT_CHECK(carve_outputs_add_report(o, NULL, path) != CARVE_OK, "no report refused");
+    carve_outputs_free(o);
+    unlink(path);
+    OT_CHECK(rmdir(dir) == 0, "nothing left behind in %s", dir);
+    carve_report_free(rep);
+    carve_target_free(t);
+    carve_model_free(m);
+}
+
 int main(void)
 {
     ctx = carve_ctx_new();
     names_round_trip();
+    report_written_to_a_set();
     carve_ctx_free(ctx);
     return ot_finish();
 }
