@@ -787,6 +787,7 @@ carve_status carve_outputs_add_report(carve_outputs *o, carve_report *r, const c
         cv_outputs_fail(o);
         return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     }
+    cv_outputs_written(o, f);
     return CARVE_OK;
 }
 const char *carve_report_summary(carve_report *r) { return r->summary; }
