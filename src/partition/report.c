@@ -21,6 +21,10 @@
 typedef struct {
     cv_buf b;
     bool first; /* no comma before the next member */
+    /* the last reason message written, and where its JSON is in b: most
+     * nodes on CPU share their message with the one before */
+    const char *memo;
+    size_t memo_at, memo_n;
 } jw;
 
 /* Bytes JSON strings must escape: '"', '\\' and the controls below 0x20. */
@@ -115,6 +119,23 @@ static void jstr(jw *w, const char *s)
     jstr_n(w, s, i + strlen(s + i));
 }
 
+/* jstr of a reason message: the same text as the last one is copied from
+ * where it was written. */
+static void jstr_memo(jw *w, const char *s)
+{
+    if (w->memo && w->memo_n && !strcmp(s, w->memo) && cv_buf_reserve(&w->b, w->memo_n)) {
+        memcpy(w->b.s + w->b.n, w->b.s + w->memo_at, w->memo_n);
+        w->b.n += w->memo_n;
+        w->b.s[w->b.n] = 0;
+        return;
+    }
+    size_t at = w->b.n;
+    jstr(w, s);
+    w->memo = s;
+    w->memo_at = at;
+    w->memo_n = w->b.n - at;
+}
+
 static void jsep(jw *w)
 {
     if (!w->first)
@@ -171,20 +192,25 @@ static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
 
+/* A whole number in decimal, without printf. */
+static void jint(jw *w, uint64_t a, bool minus)
+{
+    char d[24], *e = d + sizeof d, *p = e;
+    do
+        *--p = (char)('0' + a % 10);
+    while (a /= 10);
+    if (minus)
+        *--p = '-';
+    cv_buf_put(&w->b, p, (size_t)(e - p));
+}
+
 static void jnum(jw *w, double v)
 {
     /* whole numbers under a million (counts, levels, indices: nearly every
      * number here) print as "%.6g" prints them, without printf */
     if (v > -1e6 && v < 1e6 && v == (double)(int32_t)v && (v != 0 || !signbit(v))) {
-        char d[12], *e = d + sizeof d, *p = e;
         int32_t x = (int32_t)v;
-        uint32_t a = x < 0 ? (uint32_t)0 - (uint32_t)x : (uint32_t)x;
-        do
-            *--p = (char)('0' + a % 10);
-        while (a /= 10);
-        if (x < 0)
-            *--p = '-';
-        cv_buf_put(&w->b, p, (size_t)(e - p));
+        jint(w, x < 0 ? (uint32_t)0 - (uint32_t)x : (uint32_t)x, x < 0);
         return;
     }
     pthread_once(&c_locale_once, make_c_locale);
@@ -199,16 +225,9 @@ static void placement(jw *w, const cv_lower *lw, const uint32_t *index_of, carve
 {
     const cv_lnode *l = &lw->ln[id];
     JKEY(w, "placement");
-    if (l->part != CARVE_NONE && l->delegate != CARVE_NONE) {
-        char d[12];
-        int k = 11;
-        uint32_t x = index_of[l->delegate];
-        d[k] = 0;
-        do
-            d[--k] = (char)('0' + x % 10);
-        while ((x /= 10));
-        cv_buf_put(&w->b, d + k, (size_t)(11 - k));
-    } else
+    if (l->part != CARVE_NONE && l->delegate != CARVE_NONE)
+        jint(w, index_of[l->delegate], false);
+    else
         jstr(w, "cpu");
 }
 
@@ -217,7 +236,8 @@ static void reason(jw *w, const cv_lnode *l)
     JKEY(w, "reason");
     jopen(w, '{');
     jkv_str(w, "code", cv_reason_code(l->reason));
-    jkv_str(w, "message", l->msg ? l->msg : "");
+    JKEY(w, "message");
+    jstr_memo(w, l->msg ? l->msg : "");
     jclose(w, '}');
 }
 
@@ -241,7 +261,8 @@ static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
         jopen(w, '{');
         jkv_str(w, "target", lw->ts[ti]->name);
         jkv_str(w, "code", cv_reason_code(r->reason));
-        jkv_str(w, "message", r->msg ? r->msg : "");
+        JKEY(w, "message");
+        jstr_memo(w, r->msg ? r->msg : "");
         jclose(w, '}');
     }
     jclose(w, ']');
@@ -554,7 +575,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     uint32_t *pieces_of = cv_malloc(((size_t)m->n_nodes + 1) * sizeof *pieces_of);
     carve_report *r = cv_malloc(sizeof *r);
     char *sum = cv_malloc(4096);
-    jw w = {{0}, true};
+    jw w = {{0}, true, NULL, 0, 0};
     if (!index_of || !piece_start || !pieces_of || !r || !sum)
         goto nomem;
     /* the buffer at about its final size at once: growing it by doubling
@@ -673,7 +694,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jclose(&w, ']');
         JKEY(&w, "boundary_bytes");
         if (known)
-            cv_buf_printf(&w.b, "%zu", bytes);
+            jint(&w, bytes, false);
         else
             cv_buf_puts(&w.b, "null");
         /* the Delegate's `encodings` attribute as it is (JSON already) */
