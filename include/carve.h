@@ -796,6 +796,9 @@ carve_status carve_outputs_add_partitions(carve_outputs *o, carve_model *m, cons
 /* carve_export_partitions_opts() into the set (opts may be NULL). */
 carve_status carve_outputs_add_partitions_opts(carve_outputs *o, carve_model *m, const char *dir,
                                                const struct carve_export_opts *opts, size_t *count);
+/* The report's JSON and a newline (what `carve lower --report` writes),
+ * written from the report's own memory: no copy of a large report. */
+carve_status carve_outputs_add_report(carve_outputs *o, carve_report *r, const char *path);
 /* Syncs and renames every output into place, or none: see above. An
  * error names the output and path. */
 carve_status carve_outputs_commit(carve_outputs *o);

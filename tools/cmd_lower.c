@@ -192,7 +192,7 @@ int cmd_lower(int argc, char **argv)
     carve_model *m = NULL;
     carve_report *rep = NULL;
     carve_outputs *o = NULL;
-    char *json = NULL, *page = NULL;
+    char *page = NULL;
     size_t page_n = 0;
     bool made_dir = false;
     size_t n_parts = 0;
@@ -213,18 +213,8 @@ int cmd_lower(int argc, char **argv)
     carve_status s = carve_outputs_protect(o, path, "input model");
     if (!s)
         s = cli_lower_protect(&cl, o);
-    if (!s && report) {
-        const char *j = carve_report_json(rep);
-        size_t jn = strlen(j);
-        json = malloc(jn + 2);
-        if (!json) {
-            fprintf(stderr, "carve lower: out of memory\n");
-            goto free_all;
-        }
-        memcpy(json, j, jn);
-        json[jn] = '\n';
-        s = carve_outputs_add_bytes(o, report, "report", json, jn + 1);
-    }
+    if (!s && report)
+        s = carve_outputs_add_report(o, rep, report); /* from the report's memory, no copy */
     if (!s && html) {
         const char *j = carve_report_json(rep);
         if (!(page = cli_map_page("lower", j, strlen(j), m, &page_n)))
@@ -273,7 +263,6 @@ int cmd_lower(int argc, char **argv)
         fprintf(stderr, "map: %s\n", strcmp(html, "-") ? html : "standard output");
 free_all:
     carve_outputs_free(o);
-    free(json);
     free(page);
     carve_report_free(rep);
     carve_model_free(m);

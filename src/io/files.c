@@ -416,6 +416,20 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what)
     return f->f;
 }
 
+static bool sync_files(void);
+
+void cv_outputs_written(carve_outputs *o, FILE *f)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    const out_file *last = o && o->n ? &o->v[o->n - 1] : NULL;
+    if (last && last->f == f && !last->is_stdout && fflush(f) == 0 && sync_files())
+        (void)sync_file_range(fileno(f), 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)o;
+    (void)f;
+#endif
+}
+
 carve_status carve_outputs_add_bytes(carve_outputs *o, const char *path, const char *what, const void *data, size_t n)
 {
     if (!o)
@@ -427,6 +441,7 @@ carve_status carve_outputs_add_bytes(carve_outputs *o, const char *path, const c
         o->failed = true;
         return cv_error(o->ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     }
+    cv_outputs_written(o, f);
     return CARVE_OK;
 }
 

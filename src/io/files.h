@@ -48,5 +48,11 @@ FILE *cv_outputs_open(carve_outputs *o, const char *path, const char *what);
 carve_ctx *cv_outputs_ctx(const carve_outputs *o);
 /* An output could not be completed: the set will not commit. */
 void cv_outputs_fail(carve_outputs *o);
+/* What is written so far of the output opened last (stream f) starts going
+ * to the disk now, while the command computes the rest or the next output,
+ * so the fsync of the commit finds it there (errors are the commit's to
+ * report). Called when an output is complete, and every few megabytes of a
+ * big one. */
+void cv_outputs_written(carve_outputs *o, FILE *f);
 
 #endif

@@ -31,6 +31,11 @@ typedef struct wb {
     cv_pb_part *blobs; /* those, in the order met (back to front); `at`: the buffer bytes behind one */
     size_t n_blobs, cap_blobs;
     size_t ext; /* their bytes */
+    /* the type field of the last value_info written, and its bytes: most
+     * values have the type of the one before them */
+    const cv_type *last_type;
+    uint8_t type_bytes[96];
+    size_t n_type_bytes;
 } wb;
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
@@ -69,6 +74,10 @@ static inline void put(wb *w, const void *p, size_t n)
 /* Written in place: most varints here are a byte or two. */
 static inline void varint(wb *w, uint64_t v)
 {
+    if (v < 128 && w->pos) { /* tags and most lengths */
+        w->b[--w->pos] = (uint8_t)v;
+        return;
+    }
     if (w->pos < 10 && !room(w, 10))
         return;
     size_t n = 1;
@@ -173,6 +182,55 @@ static void tensor(wb *w, uint32_t field, const cv_tensor *t, const char *name)
     close_msg(w, start, field);
 }
 
+static bool same_str(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+/* Whether two tensor types encode to the same bytes. */
+static bool same_type(const cv_type *a, const cv_type *b)
+{
+    if (a->kind != b->kind || a->dtype != b->dtype || a->rank != b->rank || !same_str(a->denotation, b->denotation))
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i].value != b->dims[i].value || !same_str(a->dims[i].param, b->dims[i].param))
+            return false;
+    return true;
+}
+
+/* The TypeProto field (2) of a tensor value. */
+static void tensor_type(wb *w, const cv_type *t)
+{
+    if (w->last_type && same_type(t, w->last_type)) {
+        put(w, w->type_bytes, w->n_type_bytes);
+        return;
+    }
+    size_t tp = used(w);
+    field_str(w, 6, t->denotation);
+    size_t tt = used(w);
+    if (t->rank >= 0) {
+        size_t sp = used(w);
+        for (int i = t->rank; i-- > 0;) {
+            size_t d = used(w);
+            const carve_dim *dim = &t->dims[i];
+            if (dim->param)
+                field_str(w, 2, dim->param);
+            else if (dim->value >= 0)
+                field_varint(w, 1, (uint64_t)dim->value);
+            close_msg(w, d, 1);
+        }
+        close_msg(w, sp, 2);
+    }
+    if (t->dtype != CARVE_UNDEFINED)
+        field_int32(w, 1, (int32_t)t->dtype);
+    close_msg(w, tt, 1);
+    close_msg(w, tp, 2);
+    size_t n = used(w) - tp;
+    w->last_type = NULL;
+    if (!w->failed && n <= sizeof w->type_bytes) {
+        memcpy(w->type_bytes, w->b + w->pos, n);
+        w->n_type_bytes = n;
+        w->last_type = t;
+    }
+}
+
 static void value_info(wb *w, uint32_t field, carve_value_id v)
 {
     const cv_value *x = &w->m->values[v];
@@ -183,28 +241,8 @@ static void value_info(wb *w, uint32_t field, carve_value_id v)
     }
     unknowns(w, &x->raw);
     field_str(w, 3, x->doc);
-    if (x->type.kind == CARVE_TYPE_TENSOR) {
-        size_t tp = used(w);
-        field_str(w, 6, x->type.denotation);
-        size_t tt = used(w);
-        if (x->type.rank >= 0) {
-            size_t sp = used(w);
-            for (int i = x->type.rank; i-- > 0;) {
-                size_t d = used(w);
-                const carve_dim *dim = &x->type.dims[i];
-                if (dim->param)
-                    field_str(w, 2, dim->param);
-                else if (dim->value >= 0)
-                    field_varint(w, 1, (uint64_t)dim->value);
-                close_msg(w, d, 1);
-            }
-            close_msg(w, sp, 2);
-        }
-        if (x->type.dtype != CARVE_UNDEFINED)
-            field_int32(w, 1, (int32_t)x->type.dtype);
-        close_msg(w, tt, 1);
-        close_msg(w, tp, 2);
-    }
+    if (x->type.kind == CARVE_TYPE_TENSOR)
+        tensor_type(w, &x->type);
     field_str(w, 1, x->name);
     close_msg(w, start, field);
 }

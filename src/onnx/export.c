@@ -495,9 +495,17 @@ static carve_status save_model(carve_outputs *o, carve_model *m, const char *pat
         if (enc.n_parts > 1)
             cv_free(all);
     }
-    for (size_t i = 0; !s && i < enc.n_parts; i++)
+    /* a big model goes to the disk while it is written: the fsync of the
+     * commit then waits for the last megabytes only */
+    size_t since = 0;
+    for (size_t i = 0; !s && i < enc.n_parts; i++) {
         if (fwrite(enc.parts[i].p, 1, enc.parts[i].n, f) != enc.parts[i].n)
             s = cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        if ((since += enc.parts[i].n) >= ((size_t)8 << 20)) {
+            cv_outputs_written(o, f);
+            since = 0;
+        }
+    }
     cv_pb_out_free(&enc);
     cv_arena_free(&e.a);
     return s;

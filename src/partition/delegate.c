@@ -18,9 +18,80 @@ typedef struct {
     uint8_t *external; /* by value id: read outside its producer's partition */
     carve_value_id *remap; /* by outer value id: its body value, while a body is built */
     uint32_t n_remap;
+    /* the Delegates' attribute names and, per target, their string values:
+     * copied into the model's arena once, shared by every Delegate */
+    const char *an[4];
+    cv_bytes *tv; /* by target: target, backend, backend_version (n == SIZE_MAX: not made yet) */
 } dctx;
 
 static carve_status nomem(carve_model *m) { return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory building delegates"); }
+
+/* A string of the model's arena (the target may not outlive the model). */
+static cv_bytes arena_bytes(carve_model *m, const char *s)
+{
+    size_t n = strlen(s);
+    return (cv_bytes){cv_arena_memdup(&m->arena, s, n + 1), n};
+}
+
+/* "Delegate_<index>", or "<prefix>/Delegate_<index>" in a subgraph, made
+ * without printf (one per partition: tens of thousands on big models). */
+static const char *delegate_name(carve_model *m, const char *prefix, uint32_t index)
+{
+    char d[16];
+    int k = (int)sizeof d;
+    do
+        d[--k] = (char)('0' + index % 10);
+    while ((index /= 10));
+    size_t pl = prefix ? strlen(prefix) + 1 : 0, dl = sizeof d - (size_t)k;
+    char *s = cv_arena_alloc(&m->arena, pl + 9 + dl + 1);
+    if (!s)
+        return NULL;
+    if (prefix) {
+        memcpy(s, prefix, pl - 1);
+        s[pl - 1] = '/';
+    }
+    memcpy(s + pl, "Delegate_", 9);
+    memcpy(s + pl + 9, d + k, dl);
+    s[pl + 9 + dl] = 0;
+    return s;
+}
+
+/* The Delegate's attributes, in this order: target, body, backend and
+ * backend_version (when the target has a backend). One array, strings
+ * shared: what carve_node_set_attr_* would make, without their look-ups
+ * and copies. */
+static carve_status delegate_attrs(dctx *d, carve_node_id dn, carve_graph_id body, uint32_t ti)
+{
+    cv_lower *lw = d->lw;
+    carve_model *m = lw->m;
+    const carve_target *t = lw->ts[ti];
+    const carve_backend *b = lw->bs[ti];
+    cv_bytes *tv = &d->tv[3 * ti];
+    if (tv[0].n == SIZE_MAX) {
+        tv[0] = arena_bytes(m, t->name);
+        tv[1] = arena_bytes(m, b ? b->name : "");
+        tv[2] = arena_bytes(m, b && b->version ? b->version : "");
+    }
+    if (!d->an[0]) {
+        static const char *const names[4] = {"target", "body", "backend", "backend_version"};
+        for (int i = 0; i < 4; i++)
+            d->an[i] = (const char *)arena_bytes(m, names[i]).p;
+    }
+    uint32_t n = b ? 4 : 2;
+    cv_attr *a = cv_arena_alloc(&m->arena, n * sizeof *a);
+    if (!a || !tv[0].p || !tv[1].p || !tv[2].p || !d->an[0] || !d->an[1] || !d->an[2] || !d->an[3])
+        return nomem(m);
+    a[0] = (cv_attr){.name = d->an[0], .kind = CARVE_ATTR_STRING, .u.s = tv[0]};
+    a[1] = (cv_attr){.name = d->an[1], .kind = CARVE_ATTR_GRAPH, .u.g = body};
+    if (b) {
+        a[2] = (cv_attr){.name = d->an[2], .kind = CARVE_ATTR_STRING, .u.s = tv[1]};
+        a[3] = (cv_attr){.name = d->an[3], .kind = CARVE_ATTR_STRING, .u.s = tv[2]};
+    }
+    m->nodes[dn].attr = a;
+    m->nodes[dn].n_attr = n;
+    return CARVE_OK;
+}
+
 
 /* external[v] for values produced by partitioned nodes of g. */
 static carve_status mark_external(dctx *d)
@@ -58,13 +129,25 @@ fail:
     return nomem(m);
 }
 
-static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, carve_value_id like)
+/* "<delegate>/<name>" (or that with "#k" when taken), made on the stack:
+ * cv_value_new keeps the one copy. */
+static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, size_t dlen,
+                                 carve_value_id like)
 {
-    const char *base = cv_arena_join(&m->arena, delegate, "/", m->values[like].name);
-    const char *nm = base ? cv_value_unique_name(m, body, base) : NULL;
+    const char *vn = m->values[like].name;
+    size_t vl = strlen(vn), n = dlen + 1 + vl;
+    char small[256], *buf = n < sizeof small ? small : cv_malloc(n + 1);
+    if (!buf)
+        return CARVE_NONE;
+    memcpy(buf, delegate, dlen);
+    buf[dlen] = '/';
+    memcpy(buf + dlen + 1, vn, vl + 1);
+    const char *nm = carve_graph_find_value(m, body, buf) == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
     carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
     if (v != CARVE_NONE)
         m->values[v].type = m->values[like].type;
+    if (buf != small)
+        cv_free(buf);
     return v;
 }
 
@@ -99,15 +182,16 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     carve_node_id dn = cv_node_new(m, d->g, "Delegate", "ai.carve", lp->inputs.n, lp->outputs.n);
     if (dn == CARVE_NONE)
         return carve_errcode(m->ctx);
-    const char *base = d->g == 0 ? cv_arena_printf(&m->arena, "Delegate_%u", lp->index)
-                                 : cv_arena_printf(&m->arena, "%s/Delegate_%u",
-                                                   m->graphs[d->g].owner != CARVE_NONE
-                                                       ? m->nodes[m->graphs[d->g].owner].name : m->graphs[d->g].name,
-                                                   lp->index);
+    const char *base = delegate_name(m,
+                                     d->g == 0 ? NULL
+                                     : m->graphs[d->g].owner != CARVE_NONE ? m->nodes[m->graphs[d->g].owner].name
+                                                                           : m->graphs[d->g].name,
+                                     lp->index);
     m->nodes[dn].name = base;
     if (!base || !cv_names_give(m, dn))
         return nomem(m);
     const char *dname = m->nodes[dn].name;
+    size_t dlen = strlen(dname);
     carve_graph_id body = cv_graph_new(m, d->g, dname);
     if (body == CARVE_NONE)
         return carve_errcode(m->ctx);
@@ -117,7 +201,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
-        carve_value_id bv = body_value(m, body, dname, v);
+        carve_value_id bv = body_value(m, body, dname, dlen, v);
         if (bv == CARVE_NONE || !cv_ids_push(&m->graphs[body].inputs, bv)) {
             st = nomem(m);
             break;
@@ -128,7 +212,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
-        carve_value_id iv = body_value(m, body, dname, v);
+        carve_value_id iv = body_value(m, body, dname, dlen, v);
         if (iv == CARVE_NONE || !cv_ids_push(&m->graphs[body].outputs, iv)) {
             st = nomem(m);
             break;
@@ -172,16 +256,8 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         d->remap[lp->outputs.v[i]] = CARVE_NONE;
     if (st)
         return st;
-    const carve_target *t = lw->ts[lp->target];
-    const carve_backend *b = lw->bs[lp->target];
-    if ((st = carve_node_set_attr_string(m, dn, "target", t->name)) ||
-        (st = carve_node_set_attr_graph(m, dn, "body", body)))
-        return st;
-    /* the backend that runs it (src/runtime/delegate.c finds it by name) */
-    if (b && ((st = carve_node_set_attr_string(m, dn, "backend", b->name)) ||
-              (st = carve_node_set_attr_string(m, dn, "backend_version", b->version ? b->version : ""))))
-        return st;
-    return CARVE_OK;
+    /* the backend that runs it: src/runtime/delegate.c finds it by name */
+    return delegate_attrs(d, dn, body, lp->target);
 }
 
 carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
@@ -218,13 +294,17 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
             return nomem(m);
     }
     dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),
-              cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values};
-    if (!d.stamp || !d.external || !d.remap) {
+              cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values, {0},
+              cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes))};
+    if (!d.stamp || !d.external || !d.remap || !d.tv) {
         cv_free(d.stamp);
         cv_free(d.external);
         cv_free(d.remap);
+        cv_free(d.tv);
         return nomem(m);
     }
+    for (uint32_t i = 0; i < 3 * lw->n_t; i++)
+        d.tv[i] = (cv_bytes){NULL, SIZE_MAX};
     for (uint32_t i = 0; i < d.n_remap; i++)
         d.remap[i] = CARVE_NONE;
     memset(d.stamp, 0, ((size_t)m->n_values + 1) * sizeof(uint32_t));
@@ -235,6 +315,7 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
     cv_free(d.stamp);
     cv_free(d.external);
     cv_free(d.remap);
+    cv_free(d.tv);
     if (st)
         return st;
     /* drop the moved nodes from g's list, then order the Delegates in */

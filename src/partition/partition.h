@@ -458,6 +458,7 @@ carve_node_id cv_quantize_reading(const carve_model *m, carve_graph_id g, carve_
 
 struct carve_report {
     char *json;
+    size_t json_n; /* its length */
     char *summary;
 };
 carve_status cv_report_build(cv_lower *lw, carve_report **out);

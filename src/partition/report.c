@@ -4,6 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "partition.h"
 
+#include "../io/files.h"
+
+#include <errno.h>
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
@@ -18,6 +21,10 @@
 typedef struct {
     cv_buf b;
     bool first; /* no comma before the next member */
+    /* the last reason message written, and where its JSON is in b: most
+     * nodes on CPU share their message with the one before */
+    const char *memo;
+    size_t memo_at, memo_n;
 } jw;
 
 /* Bytes JSON strings must escape: '"', '\\' and the controls below 0x20. */
@@ -26,22 +33,53 @@ static const unsigned char needs_escape[256] = {
     ['"'] = 1, ['\\'] = 1,
 };
 
-static void jstr(jw *w, const char *s)
+/* Whether s[0 .. len) holds a byte JSON must escape: eight bytes a step
+ * (bytes below 0x20, '"' and '\\' found with word arithmetic), the tail
+ * through the table. Names almost never need escaping, so a string is
+ * checked once and copied whole. */
+static bool any_escape(const char *s, size_t len)
+{
+    const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x, q, b;
+        memcpy(&x, s + i, 8);
+        q = x ^ (lo * '"');
+        b = x ^ (lo * '\\');
+        if (((x - lo * 0x20) & ~x & hi) | ((q - lo) & ~q & hi) | ((b - lo) & ~b & hi))
+            return true;
+    }
+    for (; i < len; i++)
+        if (needs_escape[(unsigned char)s[i]])
+            return true;
+    return false;
+}
+
+static void jstr_n(jw *w, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t len = strlen(s);
+    if (!any_escape(s, len)) {
+        if (!cv_buf_reserve(&w->b, len + 2))
+            return;
+        char *o = w->b.s + w->b.n;
+        o[0] = '"';
+        memcpy(o + 1, s, len);
+        o[len + 1] = '"';
+        o[len + 2] = 0;
+        w->b.n += len + 2;
+        return;
+    }
     if (!cv_buf_reserve(&w->b, 6 * len + 2)) /* room for the worst case: one pass, no checks */
         return;
     char *o = w->b.s + w->b.n;
     *o++ = '"';
-    for (const unsigned char *p = (const unsigned char *)s, *run = p;; p++) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + len, *run = p;
+    for (; p < end; p++) {
         if (!needs_escape[*p])
             continue;
         memcpy(o, run, (size_t)(p - run)); /* a run that needs no escaping, in one copy */
         o += p - run;
         run = p + 1;
-        if (!*p)
-            break;
         if (*p == '"' || *p == '\\') {
             *o++ = '\\';
             *o++ = (char)*p;
@@ -52,9 +90,50 @@ static void jstr(jw *w, const char *s)
             o += 6;
         }
     }
+    memcpy(o, run, (size_t)(p - run));
+    o += p - run;
     *o++ = '"';
     *o = 0;
     w->b.n = (size_t)(o - w->b.s);
+}
+
+/* Most strings here are short names ("v12", "Add_3"): copied a byte at a
+ * time, checked as they go, without a strlen and a memcpy call each; a
+ * long one or one that needs escaping takes jstr_n. */
+enum { JSTR_SHORT = 62 };
+static void jstr(jw *w, const char *s)
+{
+    if (!cv_buf_reserve(&w->b, JSTR_SHORT + 2))
+        return;
+    char *o = w->b.s + w->b.n;
+    size_t i = 0;
+    for (; i < JSTR_SHORT && !needs_escape[(unsigned char)s[i]]; i++)
+        o[i + 1] = s[i];
+    if (i < JSTR_SHORT && !s[i]) {
+        o[0] = '"';
+        o[i + 1] = '"';
+        o[i + 2] = 0;
+        w->b.n += i + 2;
+        return;
+    }
+    jstr_n(w, s, i + strlen(s + i));
+}
+
+/* jstr of a reason message: the same text as the last one is copied from
+ * where it was written. */
+static void jstr_memo(jw *w, const char *s)
+{
+    if (w->memo && w->memo_n && !strcmp(s, w->memo) && cv_buf_reserve(&w->b, w->memo_n)) {
+        memcpy(w->b.s + w->b.n, w->b.s + w->memo_at, w->memo_n);
+        w->b.n += w->memo_n;
+        w->b.s[w->b.n] = 0;
+        return;
+    }
+    size_t at = w->b.n;
+    jstr(w, s);
+    w->memo = s;
+    w->memo_at = at;
+    w->memo_n = w->b.n - at;
 }
 
 static void jsep(jw *w)
@@ -63,7 +142,20 @@ static void jsep(jw *w)
         cv_buf_put(&w->b, ",", 1);
     w->first = false;
 }
-/* Keys are carve's own names: nothing in them needs escaping. */
+/* A key with its quotes, colon and the comma before it, pre-made: `,"k":`
+ * (n bytes; the comma is left out after an opening bracket). Keys are
+ * carve's own names: nothing in them needs escaping. */
+static void jkey_n(jw *w, const char *k, size_t n)
+{
+    if (w->first) {
+        k++;
+        n--;
+    }
+    w->first = false;
+    cv_buf_put(&w->b, k, n);
+}
+#define JKEY(w, k) jkey_n((w), ",\"" k "\":", sizeof(k) + 3)
+/* A key known only at run time (a reason code, a guard name). */
 static void jkey(jw *w, const char *k)
 {
     size_t len = strlen(k);
@@ -91,32 +183,34 @@ static void jclose(jw *w, char c)
     cv_buf_put(&w->b, &c, 1);
     w->first = false;
 }
-static void jkv_str(jw *w, const char *k, const char *v)
-{
-    jkey(w, k);
-    jstr(w, v);
-}
+/* Members with literal keys. */
+#define jkv_str(w, k, v) (JKEY(w, k), jstr((w), (v)))
+#define jkv_num(w, k, v) (JKEY(w, k), jnum((w), (v)))
 /* Numbers in the "C" locale whatever the host program set (a decimal comma
  * would break the JSON): uselocale() changes the calling thread only. */
 static locale_t c_locale;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
 
-static void jkv_num(jw *w, const char *k, double v)
+/* A whole number in decimal, without printf. */
+static void jint(jw *w, uint64_t a, bool minus)
 {
-    jkey(w, k);
+    char d[24], *e = d + sizeof d, *p = e;
+    do
+        *--p = (char)('0' + a % 10);
+    while (a /= 10);
+    if (minus)
+        *--p = '-';
+    cv_buf_put(&w->b, p, (size_t)(e - p));
+}
+
+static void jnum(jw *w, double v)
+{
     /* whole numbers under a million (counts, levels, indices: nearly every
      * number here) print as "%.6g" prints them, without printf */
     if (v > -1e6 && v < 1e6 && v == (double)(int32_t)v && (v != 0 || !signbit(v))) {
-        char d[12], *e = d + sizeof d, *p = e;
         int32_t x = (int32_t)v;
-        uint32_t a = x < 0 ? (uint32_t)0 - (uint32_t)x : (uint32_t)x;
-        do
-            *--p = (char)('0' + a % 10);
-        while (a /= 10);
-        if (x < 0)
-            *--p = '-';
-        cv_buf_put(&w->b, p, (size_t)(e - p));
+        jint(w, x < 0 ? (uint32_t)0 - (uint32_t)x : (uint32_t)x, x < 0);
         return;
     }
     pthread_once(&c_locale_once, make_c_locale);
@@ -130,26 +224,20 @@ static void jkv_num(jw *w, const char *k, double v)
 static void placement(jw *w, const cv_lower *lw, const uint32_t *index_of, carve_node_id id)
 {
     const cv_lnode *l = &lw->ln[id];
-    jkey(w, "placement");
-    if (l->part != CARVE_NONE && l->delegate != CARVE_NONE) {
-        char d[12];
-        int k = 11;
-        uint32_t x = index_of[l->delegate];
-        d[k] = 0;
-        do
-            d[--k] = (char)('0' + x % 10);
-        while ((x /= 10));
-        cv_buf_put(&w->b, d + k, (size_t)(11 - k));
-    } else
+    JKEY(w, "placement");
+    if (l->part != CARVE_NONE && l->delegate != CARVE_NONE)
+        jint(w, index_of[l->delegate], false);
+    else
         jstr(w, "cpu");
 }
 
 static void reason(jw *w, const cv_lnode *l)
 {
-    jkey(w, "reason");
+    JKEY(w, "reason");
     jopen(w, '{');
     jkv_str(w, "code", cv_reason_code(l->reason));
-    jkv_str(w, "message", l->msg ? l->msg : "");
+    JKEY(w, "message");
+    jstr_memo(w, l->msg ? l->msg : "");
     jclose(w, '}');
 }
 
@@ -165,7 +253,7 @@ static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
         jkv_str(w, "target", lw->ts[l->target]->name);
     if (!upto)
         return;
-    jkey(w, "refused_by");
+    JKEY(w, "refused_by");
     jopen(w, '[');
     for (uint32_t ti = 0; ti < upto; ti++) {
         const cv_treason *r = &lw->tr[(size_t)id * lw->n_t + ti];
@@ -173,7 +261,8 @@ static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
         jopen(w, '{');
         jkv_str(w, "target", lw->ts[ti]->name);
         jkv_str(w, "code", cv_reason_code(r->reason));
-        jkv_str(w, "message", r->msg ? r->msg : "");
+        JKEY(w, "message");
+        jstr_memo(w, r->msg ? r->msg : "");
         jclose(w, '}');
     }
     jclose(w, ']');
@@ -225,9 +314,9 @@ static void pieces(jw *w, const cv_lower *lw, const uint32_t *index_of, const ui
 static void folding(jw *w, const cv_lower *lw)
 {
     const carve_fold_stats *f = &lw->fold;
-    jkey(w, "folding");
+    JKEY(w, "folding");
     jopen(w, '{');
-    jkey(w, "enabled");
+    JKEY(w, "enabled");
     cv_buf_puts(&w->b, lw->folded ? "true" : "false");
     if (lw->folded) {
         jkv_num(w, "nodes_before", f->nodes_before);
@@ -238,10 +327,12 @@ static void folding(jw *w, const cv_lower *lw)
         jkv_num(w, "bytes_after", (double)f->bytes_after);
         jkv_num(w, "bytes_added", (double)f->bytes_added);
         jkv_num(w, "bytes_removed", (double)f->bytes_removed);
-        jkey(w, "refused");
+        JKEY(w, "refused");
         jopen(w, '{');
-        for (int g = 0; g < CARVE_GUARD_COUNT; g++)
-            jkv_num(w, carve_fold_guard_name((carve_fold_guard)g), f->refused[g]);
+        for (int g = 0; g < CARVE_GUARD_COUNT; g++) {
+            jkey(w, carve_fold_guard_name((carve_fold_guard)g));
+            jnum(w, f->refused[g]);
+        }
         jclose(w, '}');
         jkv_num(w, "if_inlined", f->if_inlined);
         jkv_num(w, "layout_moved", f->layout_moved);
@@ -261,7 +352,7 @@ static void recomposed(jw *w, const cv_lower *lw)
 {
     const carve_model *m = lw->m;
     const cv_recomp_cfg *rc = &lw->recomp;
-    jkey(w, "recomposed");
+    JKEY(w, "recomposed");
     jopen(w, '[');
     for (uint32_t i = 0; i < rc->n_matches; i++) {
         const cv_recomp_match *mt = &rc->matches[i];
@@ -271,7 +362,7 @@ static void recomposed(jw *w, const cv_lower *lw)
         jkv_str(w, "pattern", mt->pattern);
         jkv_str(w, "node", m->nodes[mt->node].name);
         jkv_str(w, "op", m->nodes[mt->node].op);
-        jkey(w, "nodes");
+        JKEY(w, "nodes");
         jopen(w, '[');
         for (uint32_t k = 0; k < mt->n; k++) {
             jsep(w);
@@ -402,9 +493,9 @@ static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
     jkv_str(w, "graph", m->graphs[io->graph[id]].name);
     jkv_num(w, "level", io->level[id]);
     const carve_value_id *v = io->ids + io->start[id];
-    jkey(w, "inputs");
+    JKEY(w, "inputs");
     value_names(w, m, v, io->n_in[id]);
-    jkey(w, "outputs");
+    JKEY(w, "outputs");
     value_names(w, m, v + io->n_in[id], io->start[id + 1] - io->start[id] - io->n_in[id]);
     bool any = false;
     for (uint32_t j = 0; j < n->n_attr; j++) {
@@ -415,7 +506,7 @@ static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
             if (g >= io->n_graphs)
                 continue;
             if (!any) {
-                jkey(w, "subgraphs");
+                JKEY(w, "subgraphs");
                 jopen(w, '[');
                 any = true;
             }
@@ -436,7 +527,7 @@ static void graphs(jw *w, const cv_lower *lw)
 {
     const carve_model *m = lw->m;
     uint32_t ng = lw->io ? lw->io->n_graphs : 1;
-    jkey(w, "graphs");
+    JKEY(w, "graphs");
     jopen(w, '[');
     for (carve_graph_id g = 0; g < ng && g < m->n_graphs; g++) {
         const cv_graph *gr = &m->graphs[g];
@@ -456,7 +547,7 @@ static void graphs(jw *w, const cv_lower *lw)
 static void counts(jw *w, const cv_lower *lw, uint32_t delegated, uint32_t on_cpu, uint32_t decomposed,
                    uint32_t folded, const uint32_t *reasons)
 {
-    jkey(w, "counts");
+    JKEY(w, "counts");
     jopen(w, '{');
     jkv_num(w, "nodes", lw->n_orig);
     jkv_num(w, "delegated", delegated);
@@ -464,11 +555,13 @@ static void counts(jw *w, const cv_lower *lw, uint32_t delegated, uint32_t on_cp
     jkv_num(w, "decomposed", decomposed);
     jkv_num(w, "folded", folded);
     jkv_num(w, "partitions", lw->n_parts);
-    jkey(w, "cpu_reasons");
+    JKEY(w, "cpu_reasons");
     jopen(w, '{');
     for (int c = 1; c < CV_R_COUNT; c++)
-        if (reasons[c])
-            jkv_num(w, cv_reason_code((cv_reason)c), reasons[c]);
+        if (reasons[c]) {
+            jkey(w, cv_reason_code((cv_reason)c));
+            jnum(w, reasons[c]);
+        }
     jclose(w, '}');
     jclose(w, '}');
 }
@@ -482,7 +575,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     uint32_t *pieces_of = cv_malloc(((size_t)m->n_nodes + 1) * sizeof *pieces_of);
     carve_report *r = cv_malloc(sizeof *r);
     char *sum = cv_malloc(4096);
-    jw w = {{0}, true};
+    jw w = {{0}, true, NULL, 0, 0};
     if (!index_of || !piece_start || !pieces_of || !r || !sum)
         goto nomem;
     /* the buffer at about its final size at once: growing it by doubling
@@ -507,9 +600,9 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     jkv_str(&w, "carve_version", CARVE_VERSION);
     /* "target": the first (the only one, usually); "targets": all of them
      * in priority order */
-    jkey(&w, "target");
+    JKEY(&w, "target");
     target_obj(&w, lw, 0);
-    jkey(&w, "targets");
+    JKEY(&w, "targets");
     jopen(&w, '[');
     for (uint32_t ti = 0; ti < lw->n_t; ti++) {
         jsep(&w);
@@ -518,7 +611,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     jclose(&w, ']');
     uint32_t delegated = 0, on_cpu = 0, decomposed = 0, folded = 0;
     uint32_t reasons[CV_R_COUNT] = {0};
-    jkey(&w, "nodes");
+    JKEY(&w, "nodes");
     jopen(&w, '[');
     for (carve_node_id id = 0; id < lw->n_orig; id++) {
         const cv_node *n = &m->nodes[id];
@@ -539,14 +632,14 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
             if (fn->into != CARVE_NONE)
                 jkv_str(&w, "into", m->nodes[fn->into].name);
             if (piece_start[id] < piece_start[id + 1]) {
-                jkey(&w, "replaced_by");
+                JKEY(&w, "replaced_by");
                 pieces(&w, lw, index_of, piece_start, pieces_of, id, &delegated, &on_cpu);
             }
         } else if (l->decomposed) {
             decomposed++;
             jkv_str(&w, "placement", "decomposed");
             reason(&w, l);
-            jkey(&w, "decomposed");
+            JKEY(&w, "decomposed");
             pieces(&w, lw, index_of, piece_start, pieces_of, id, &delegated, &on_cpu);
         } else {
             placement(&w, lw, index_of, id);
@@ -563,7 +656,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jclose(&w, '}');
     }
     jclose(&w, ']');
-    jkey(&w, "partitions");
+    JKEY(&w, "partitions");
     jopen(&w, '[');
     for (uint32_t i = 0; i < lw->n_parts; i++) {
         const cv_lpart *p = &lw->parts[i];
@@ -574,7 +667,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jkv_str(&w, "target", lw->ts[p->target]->name);
         jkv_str(&w, "delegate", m->nodes[p->delegate].name);
         jkv_str(&w, "graph", m->graphs[p->graph].name);
-        jkey(&w, "nodes");
+        JKEY(&w, "nodes");
         jopen(&w, '[');
         for (uint32_t k = 0; k < p->nodes.n; k++) {
             jsep(&w);
@@ -583,7 +676,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jclose(&w, ']');
         bool known = true;
         size_t bytes = 0;
-        jkey(&w, "inputs");
+        JKEY(&w, "inputs");
         jopen(&w, '[');
         for (uint32_t k = 0; k < p->inputs.n; k++) {
             jsep(&w);
@@ -591,7 +684,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
             bytes += value_bytes(m, p->inputs.v[k], &known);
         }
         jclose(&w, ']');
-        jkey(&w, "outputs");
+        JKEY(&w, "outputs");
         jopen(&w, '[');
         for (uint32_t k = 0; k < p->outputs.n; k++) {
             jsep(&w);
@@ -599,15 +692,15 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
             bytes += value_bytes(m, p->outputs.v[k], &known);
         }
         jclose(&w, ']');
-        jkey(&w, "boundary_bytes");
+        JKEY(&w, "boundary_bytes");
         if (known)
-            cv_buf_printf(&w.b, "%zu", bytes);
+            jint(&w, bytes, false);
         else
             cv_buf_puts(&w.b, "null");
         /* the Delegate's `encodings` attribute as it is (JSON already) */
         const char *enc = p->encoded.n ? cv_attr_s(m, p->delegate, "encodings", NULL) : NULL;
         if (enc) {
-            jkey(&w, "encodings");
+            JKEY(&w, "encodings");
             cv_buf_puts(&w.b, enc);
         }
         jclose(&w, '}');
@@ -620,7 +713,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     recomposed(&w, lw);
     jkv_num(&w, "rounds", lw->rounds);
     jkv_num(&w, "compile_rounds", lw->compile_rounds);
-    jkey(&w, "time_ms");
+    JKEY(&w, "time_ms");
     jopen(&w, '{');
     jkv_num(&w, "folding", lw->ms_fold);
     jkv_num(&w, "inference", lw->ms_infer);
@@ -681,6 +774,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
             k += (size_t)snprintf(sum + k, 4096 - k, "  cpu: %u %s\n", reasons[c], cv_reason_code((cv_reason)c));
     r->summary = sum;
     r->json = w.b.s;
+    r->json_n = w.b.n;
     cv_free(index_of);
     cv_free(piece_start);
     cv_free(pieces_of);
@@ -697,6 +791,26 @@ nomem:
 }
 
 const char *carve_report_json(carve_report *r) { return r->json; }
+
+carve_status carve_outputs_add_report(carve_outputs *o, carve_report *r, const char *path)
+{
+    if (!o)
+        return CARVE_ERR_NOMEM;
+    carve_ctx *ctx = cv_outputs_ctx(o);
+    if (!r) {
+        cv_outputs_fail(o);
+        return cv_error(ctx, CARVE_ERR_ARG, "%s: no report to write", path ? path : "");
+    }
+    FILE *f = cv_outputs_open(o, path, "report");
+    if (!f)
+        return carve_errcode(ctx);
+    if (fwrite(r->json, 1, r->json_n, f) != r->json_n || fputc('\n', f) == EOF) {
+        cv_outputs_fail(o);
+        return cv_error(ctx, CARVE_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    }
+    cv_outputs_written(o, f);
+    return CARVE_OK;
+}
 const char *carve_report_summary(carve_report *r) { return r->summary; }
 
 void carve_report_free(carve_report *r)
