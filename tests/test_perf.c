@@ -12,6 +12,7 @@
 #include "testlib.h"
 
 #include <ftw.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,9 +102,16 @@ static carve_model *sigmoid_chain(carve_ctx *ctx, uint32_t n)
 enum { ST_LOAD, ST_LOWER, ST_SAVE, ST_REPORT, ST_COUNT };
 static const char *const stage_name[ST_COUNT] = {"load", "lower", "save", "report"};
 
-/* Best-of-three time of each stage for shape(n). */
+/* Best-of-three time of each stage for shape(n). Freed memory stays in the
+ * process (no blocks of their own, no trimming), so the second and third
+ * runs of both sizes reuse pages the first one touched: page faults cost
+ * 9 us each on some virtual machines (a fresh 4n run faulted ~10x the
+ * time of a warm n run there, linear code or not), and they are not what
+ * these tests look for. */
 static bool time_stages(carve_model *(*shape)(carve_ctx *, uint32_t), uint32_t n, double *best)
 {
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     carve_ctx *ctx = carve_ctx_new();
     carve_target *t = NULL;
     bool ok = CHECK_OK(ctx, carve_target_builtin(ctx, "htp", &t));
@@ -184,7 +192,11 @@ static bool blas_mapped(void)
 }
 
 /* Lowering without a GEMM never loads OpenBLAS (nor starts its threads);
- * a MatMul run loads it, and its result is the same with 1 and 2 threads. */
+ * a MatMul run loads it, and it computes the product with 1 and with 2
+ * threads. The two need not agree bit for bit: OpenBLAS 0.3.21 on an AMD
+ * EPYC (Haswell kernels) gives 1,402 of these 5,120 elements a different
+ * last bit at 2 threads (max difference 5.2e-6); on an Intel machine they
+ * agreed. Both are held to a plain dot product instead. */
 TEST(blas_loaded_on_first_gemm)
 {
     carve_ctx *ctx = carve_ctx_new();
@@ -223,13 +235,18 @@ TEST(blas_loaded_on_first_gemm)
     if (CHECK(y1 && y2)) {
         size_t n1 = 0, n2 = 0;
         const void *p1 = carve_tensor_data(y1, &n1), *p2 = carve_tensor_data(y2, &n2);
-        CHECK(n1 == n2 && n1 == sizeof(float) * M * N && memcmp(p1, p2, n1) == 0);
-        /* one element against a plain dot product */
-        const float *yf = p1;
-        double acc = 0;
-        for (int k = 0; k < K; k++)
-            acc += carve_tensor_get(x, 5 * K + k) * w[k * N + 7];
-        CHECK(fabs(yf[5 * N + 7] - acc) < 1e-3);
+        CHECK(n1 == n2 && n1 == sizeof(float) * M * N);
+        /* every element of both against a plain dot product in double */
+        const float *f1 = p1, *f2 = p2;
+        double worst = 0;
+        for (int i = 0; i < M && n1 == n2 && n1 == sizeof(float) * M * N; i++)
+            for (int j = 0; j < N; j++) {
+                double acc = 0;
+                for (int k = 0; k < K; k++)
+                    acc += carve_tensor_get(x, (size_t)i * K + (size_t)k) * w[k * N + j];
+                worst = fmax(worst, fmax(fabs(f1[i * N + j] - acc), fabs(f2[i * N + j] - acc)));
+            }
+        CHECK(worst < 1e-4);
     }
     carve_tensor_free(x);
     carve_tensor_free(y1);

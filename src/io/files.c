@@ -89,8 +89,8 @@ carve_status cv_input_open(carve_ctx *ctx, const char *path, const char *what, u
 carve_status cv_input_map(carve_ctx *ctx, const char *path, const char *what, uint64_t max_bytes, cv_input *in)
 {
     memset(in, 0, sizeof *in);
-    int fd;
-    uint64_t size;
+    int fd = -1;
+    uint64_t size = 0;
     carve_status s = cv_input_open(ctx, path, what, max_bytes, &fd, &size);
     if (s)
         return s;
