@@ -1,7 +1,11 @@
 /* carve.c: the command-line tool's entry point and dispatch. */
+#define _DEFAULT_SOURCE /* setenv, unsetenv */
 #include "cli.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
     const char *name;
@@ -27,11 +31,56 @@ static void help(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'carve COMMAND --help' for a command's options.\n\n"
                "Options:\n  -h, --help     show this help\n  --version      print carve's version\n\n"
+               "Environment:\n"
+               "  CARVE_NO_FSYNC=1   do not fsync written files (scratch output; see docs/files.md)\n"
+               "  CARVE_NO_REEXEC=1  do not start again with glibc's malloc in huge pages\n"
+               "                     (see docs/performance.md)\n\n"
                "Exit status: 0 success, 1 a problem with the model or the request, 2 a usage error.\n");
+}
+
+/* glibc's malloc in huge pages, for the whole process: once, before
+ * anything is allocated, carve starts itself again with the tunable
+ * glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES (glibc 2.35 and later;
+ * glibc reads tunables only when a process starts). A lowering writes tens
+ * of MB of new memory, and a 4 KiB page fault cost 9 us on the 2-core VM:
+ * docs/performance.md has the figures. Not when transparent huge pages are
+ * off, when the tunable is already named (the user's choice, or this
+ * second start), when CARVE_NO_REEXEC is set (not empty or 0, as
+ * CARVE_NO_FSYNC), or in sanitizer builds (their
+ * own malloc). A failed exec changes nothing: carve goes on as it is. */
+static void malloc_in_huge_pages(char **argv)
+{
+#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    const char *t = getenv("GLIBC_TUNABLES"), *no = getenv("CARVE_NO_REEXEC");
+    if ((no && *no && strcmp(no, "0")) || (t && strstr(t, "glibc.malloc.hugetlb")))
+        return;
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char mode[128] = "";
+    if (f) {
+        if (!fgets(mode, sizeof mode, f))
+            mode[0] = 0;
+        fclose(f);
+    }
+    if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
+        return;
+    char v[4096];
+    int n = snprintf(v, sizeof v, "%s%sglibc.malloc.hugetlb=1", t ? t : "", t && *t ? ":" : "");
+    if (n < 0 || (size_t)n >= sizeof v || setenv("GLIBC_TUNABLES", v, 1))
+        return;
+    execv("/proc/self/exe", argv);
+    if (t) /* the exec failed: the environment as it was */
+        setenv("GLIBC_TUNABLES", t, 1);
+    else
+        unsetenv("GLIBC_TUNABLES");
+#else
+    (void)argv;
+#endif
 }
 
 int main(int argc, char **argv)
 {
+    malloc_in_huge_pages(argv);
     if (argc < 2)
         return help(stderr), EXIT_USAGE;
     const char *c = argv[1];
