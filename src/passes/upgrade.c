@@ -177,13 +177,15 @@ static const cv_tensor *const_of(const carve_model *m, carve_value_id v)
     return t;
 }
 
-static const cv_type *in_type(const up *u, carve_node_id id, uint32_t i)
+static const cv_type *in_type(const up *u, carve_node_id id, uint32_t i, cv_type *copy)
 {
     const cv_node *n = &u->m->nodes[id];
     if (i >= n->n_in || n->in[i] == CARVE_NONE)
         return NULL;
-    const cv_type *t = &u->m->values[n->in[i]].type;
-    return t->kind == CARVE_TYPE_TENSOR ? t : NULL;
+    /* a copy: a rewrite adds values, which may move the values array
+     * (the dims live in the arena and stay) */
+    *copy = u->m->values[n->in[i]].type;
+    return copy->kind == CARVE_TYPE_TENSOR ? copy : NULL;
 }
 
 /* A scalar initializer of dtype dt holding x, read as input i. */
@@ -205,7 +207,8 @@ static bool scalar_input(up *u, carve_node_id id, uint32_t i, const char *piece,
 static bool up_softmax(up *u, carve_node_id id)
 {
     carve_model *m = u->m;
-    const cv_type *t = in_type(u, id, 0);
+    cv_type tt;
+    const cv_type *t = in_type(u, id, 0, &tt);
     if (!t || t->rank < 1)
         return refuse(u, id, "the rank of input 0 is unknown: the old op's coerce-to-2D meaning needs it");
     int64_t axis = cv_attr_i(m, id, "axis", 1), r = t->rank;
@@ -350,7 +353,8 @@ static bool up_pad(up *u, carve_node_id id)
     if (cnt < 0)
         return refuse(u, id, "no %s attribute", pname);
     float value = cv_attr_f(m, id, "value", 0.0f);
-    const cv_type *t = in_type(u, id, 0);
+    cv_type tt;
+    const cv_type *t = in_type(u, id, 0, &tt);
     if (value != 0.0f && (!t || t->dtype == CARVE_UNDEFINED))
         return refuse(u, id, "the type of input 0 is unknown: the constant value needs it");
     if (u->dry)
@@ -370,7 +374,8 @@ static bool up_clip(up *u, carve_node_id id)
 {
     carve_model *m = u->m;
     bool lo = has_attr(m, id, "min"), hi = has_attr(m, id, "max");
-    const cv_type *t = in_type(u, id, 0);
+    cv_type tt;
+    const cv_type *t = in_type(u, id, 0, &tt);
     if ((lo || hi) && (!t || !cv_dtype_is_float(t->dtype)))
         return refuse(u, id, "input 0 is not of a known float type: min and max need it");
     if (u->dry)
@@ -461,7 +466,8 @@ static bool up_groupnorm(up *u, carve_node_id id)
 {
     carve_model *m = u->m;
     const cv_node *n = &m->nodes[id];
-    const cv_type *t = in_type(u, id, 0);
+    cv_type tt;
+    const cv_type *t = in_type(u, id, 0, &tt);
     int64_t groups = cv_attr_i(m, id, "num_groups", 0);
     if (!t || t->rank < 2 || t->dims[1].value <= 0 || groups <= 0 || t->dims[1].value % groups)
         return refuse(u, id, "the channel count is unknown or not a multiple of num_groups");
@@ -499,7 +505,8 @@ static bool up_legacy_broadcast(up *u, carve_node_id id)
     carve_model *m = u->m;
     /* Gemm-6's broadcast of C is what Gemm-7 does always */
     if (cv_attr_i(m, id, "broadcast", 0) && strcmp(m->nodes[id].op, "Gemm")) {
-        const cv_type *a = in_type(u, id, 0), *b = in_type(u, id, 1);
+        cv_type ta, tb;
+        const cv_type *a = in_type(u, id, 0, &ta), *b = in_type(u, id, 1, &tb);
         if (!a || !b || a->rank < 0 || b->rank < 0)
             return refuse(u, id, "broadcast = 1 with operand ranks unknown");
         int64_t axis = cv_attr_i(m, id, "axis", a->rank - b->rank);
