@@ -36,7 +36,8 @@
 
 typedef struct dec {
     ProtobufCAllocator a;
-    char *sp, *se; /* what is left of the block strings are packed into */
+    ProtobufCAllocator names; /* where string blocks come from */
+    char *sp, *se;            /* what is left of the block strings are packed into */
 } dec;
 
 /* One field: its number, wire type, and where its value is (for wire type
@@ -128,7 +129,7 @@ static char *str(dec *d, const fld *f)
     size_t n = f->n + 1;
     if ((size_t)(d->se - d->sp) < n) {
         size_t b = n > STR_BLOCK / 4 ? n : STR_BLOCK;
-        char *blk = take(d, b);
+        char *blk = d->names.alloc(d->names.allocator_data, b);
         if (!blk)
             return NULL;
         if (b == n) { /* a long string alone: the block's rest stays in use */
@@ -669,11 +670,13 @@ static const msgdef model_def = {sizeof model_init,
                                  {ROOM(C2, Onnx__ModelProto, opset_import), ROOM(C3, Onnx__ModelProto, metadata_props)},
                                  model_field};
 
-Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump)
+Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump, const ProtobufCAllocator *names)
 {
     /* a model of some size: its first chunk already on huge pages */
     if (n >= (4u << 20) && bump->grow < (2u << 20))
         bump->grow = 2u << 20;
-    dec d = {cv_pb_bump_allocator(bump), NULL, NULL};
+    dec d = {cv_pb_bump_allocator(bump), cv_pb_bump_allocator(bump), NULL, NULL};
+    if (names)
+        d.names = *names;
     return message(&d, &model_def, p, n, 0);
 }
