@@ -671,7 +671,7 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
         cv_node *nd = &M->nodes[n];
         nd->name = opt_str(im, np->name);
         nd->doc = opt_str(im, np->doc_string);
-        if (!strcmp(nd->domain, "ai.onnx"))
+        if (nd->domain[0] == 'a' && !strcmp(nd->domain, "ai.onnx"))
             nd->domain = "";
         if (!raw_unknown(im, &nd->raw, &np->base))
             return nomem(im);
