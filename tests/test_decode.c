@@ -22,7 +22,7 @@
 static int compare(const uint8_t *p, size_t n, bool *slow_ok)
 {
     cv_pb_bump fast = {0}, slow = {0};
-    Onnx__ModelProto *a = cv_decode_model(p, n, &fast);
+    Onnx__ModelProto *a = cv_decode_model(p, n, &fast, NULL);
     char why[700];
     Onnx__ModelProto *b = NULL;
     if (cv_wire_check(p, n, &onnx__model_proto__descriptor, why, sizeof why)) {

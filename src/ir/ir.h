@@ -347,6 +347,12 @@ carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name);
 bool cv_model_keep(carve_model *m, void (*drop)(void *), void *p);
 carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain,
                           uint32_t n_in, uint32_t n_out);
+/* As cv_value_new and cv_node_new for a loader whose strings live as long
+ * as m already: kept, not copied. cv_value_define defines nothing when g's
+ * scope has the name (CARVE_NONE, *old its value; else *old is CARVE_NONE). */
+carve_value_id cv_value_define(carve_model *m, carve_graph_id g, const char *name, carve_value_id *old);
+carve_node_id cv_node_new_kept(carve_model *m, carve_graph_id g, const char *op, const char *domain,
+                               uint32_t n_in, uint32_t n_out);
 /* Room for `nodes` more nodes and `values` more values in m, and `names`
  * more names in graph g's scope, without growing (a loader knows its
  * counts: no copies of the growing arrays). false: no memory (NOMEM). */

@@ -160,31 +160,53 @@ carve_graph_id cv_graph_new(carve_model *m, carve_graph_id parent, const char *n
     return m->n_graphs++;
 }
 
-carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name)
+/* A value named `name` in graph g, the name copied into the arena when
+ * `copy`, else kept as given. With old: defined only when g's scope lacks
+ * the name (else CARVE_NONE, *old its holder), one look-up for both; without:
+ * the scope's entry is replaced. */
+static carve_value_id value_add(carve_model *m, carve_graph_id g, const char *name, bool copy, carve_value_id *old)
 {
+    if (old)
+        *old = CARVE_NONE;
     if (!grow((void **)&m->values, &m->cap_values, m->n_values, sizeof *m->values)) {
         cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory adding a value");
         return CARVE_NONE;
     }
     carve_value_id id = m->n_values;
-    cv_value *v = &m->values[id];
-    memset(v, 0, sizeof *v);
-    v->name = cv_arena_strdup(&m->arena, name);
-    v->graph = g;
-    v->producer = CARVE_NONE;
-    v->type.rank = -1;
+    if (copy)
+        name = cv_arena_strdup(&m->arena, name);
     if (cv_model_nomem(m))
         return CARVE_NONE;
-    if (!cv_strmap_put(&m->graphs[g].scope, v->name, id)) {
+    cv_strmap *scope = &m->graphs[g].scope;
+    if (!(old ? cv_strmap_add(scope, name, id, old) : cv_strmap_put(scope, name, id))) {
         cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory adding a value");
         return CARVE_NONE;
     }
+    if (old && *old != CARVE_NONE)
+        return CARVE_NONE;
+    cv_value *v = &m->values[id];
+    memset(v, 0, sizeof *v);
+    v->name = name;
+    v->graph = g;
+    v->producer = CARVE_NONE;
+    v->type.rank = -1;
     m->n_values++;
     return id;
 }
 
-carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain,
-                          uint32_t n_in, uint32_t n_out)
+carve_value_id cv_value_new(carve_model *m, carve_graph_id g, const char *name)
+{
+    return value_add(m, g, name, true, NULL);
+}
+
+carve_value_id cv_value_define(carve_model *m, carve_graph_id g, const char *name, carve_value_id *old)
+{
+    return value_add(m, g, name, false, old);
+}
+
+/* A node; op and domain copied into the arena when `copy`, else kept. */
+static carve_node_id node_add(carve_model *m, carve_graph_id g, const char *op, const char *domain, uint32_t n_in,
+                              uint32_t n_out, bool copy)
 {
     if (!grow((void **)&m->nodes, &m->cap_nodes, m->n_nodes, sizeof *m->nodes) ||
         !cv_ids_push(&m->graphs[g].nodes, m->n_nodes)) {
@@ -197,8 +219,10 @@ carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, cons
      * node's op when it is the same (runs of one op are common), the
      * default domain as a constant. */
     const char *prev = m->n_nodes ? m->nodes[m->n_nodes - 1].op : NULL;
-    n->op = op && prev && prev[0] == op[0] && !strcmp(prev, op) ? prev : cv_arena_strdup(&m->arena, op);
-    n->domain = !domain || !*domain ? "" : cv_arena_strdup(&m->arena, domain);
+    n->op = op && prev && prev[0] == op[0] && !strcmp(prev, op) ? prev
+          : copy                                               ? cv_arena_strdup(&m->arena, op)
+                                                               : op;
+    n->domain = !domain || !*domain ? "" : copy ? cv_arena_strdup(&m->arena, domain) : domain;
     n->graph = g;
     n->n_in = n_in;
     n->n_out = n_out;
@@ -216,6 +240,18 @@ carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, cons
     for (uint32_t i = 0; i < n_out; i++)
         n->out[i] = CARVE_NONE;
     return m->n_nodes++;
+}
+
+carve_node_id cv_node_new(carve_model *m, carve_graph_id g, const char *op, const char *domain, uint32_t n_in,
+                          uint32_t n_out)
+{
+    return node_add(m, g, op, domain, n_in, n_out, true);
+}
+
+carve_node_id cv_node_new_kept(carve_model *m, carve_graph_id g, const char *op, const char *domain, uint32_t n_in,
+                               uint32_t n_out)
+{
+    return node_add(m, g, op, domain, n_in, n_out, false);
 }
 
 bool cv_graph_encloses(const carve_model *m, carve_graph_id outer, carve_graph_id inner)

@@ -64,6 +64,30 @@ static const char *graph_path(carve_model *m, carve_graph_id g)
     return cv_arena_printf(&m->arena, "%s/%s:%s", graph_path(m, gr->parent), owner_out, gr->name);
 }
 
+/* The index of node id's key among keys[0, n) (in order of node ids),
+ * or CARVE_NONE: id is not a new node. */
+static uint32_t key_of(const name_key *keys, uint32_t n, carve_node_id id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (keys[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && keys[lo].id == id ? lo : CARVE_NONE;
+}
+
+/* Node n takes base, claimed for it in node_names already: a base that is
+ * an op's string is copied (as claim does); false: no memory. */
+static bool own(carve_model *m, carve_node_id n, const char *base)
+{
+    cv_node *nd = &m->nodes[n];
+    nd->name = base == nd->op ? cv_arena_strdup(&m->arena, base) : base;
+    return nd->name != NULL;
+}
+
 static int cmp_key(const void *a, const void *b)
 {
     const name_key *x = a, *y = b;
@@ -106,31 +130,35 @@ carve_status cv_names_assign(carve_model *m)
     /* A node whose base name no other new node has and no node holds yet
      * claims it now: leaders never compete with each other, so only the
      * nodes of shared names need the sort that orders them (most models
-     * have none). */
-    /* seen: base -> the first key holding it; later keys with the same
-     * base mark both as shared */
-    cv_strmap seen = {0};
-    bool ok = cv_strmap_reserve(&seen, n_new);
-    bool *shared = ok ? cv_zalloc(m->ctx, n_new, "naming nodes") : NULL;
-    ok = shared != NULL;
+     * have none). One look-up a node: each claims its base at once; a later
+     * new node finding a base claimed by a new node marks both shared, and
+     * the first gives the base back below. */
+    enum { WAITS, CLAIMED, SHARED };
+    bool ok = cv_strmap_reserve(&m->node_names, m->node_names.n + n_new);
+    uint8_t *state = ok ? cv_zalloc(m->ctx, n_new, "naming nodes") : NULL;
+    ok = state != NULL;
     for (uint32_t i = 0; i < n_new && ok; i++) {
-        uint32_t first;
-        ok = cv_strmap_add(&seen, keys[i].base, i, &first);
-        if (ok && first != CARVE_NONE)
-            shared[first] = shared[i] = true;
+        uint32_t holder;
+        ok = cv_strmap_add(&m->node_names, keys[i].base, keys[i].id, &holder);
+        if (!ok || holder == CARVE_NONE) {
+            state[i] = CLAIMED;
+            continue;
+        }
+        uint32_t first = key_of(keys, i, holder); /* a new node's key, or CARVE_NONE: an old node's name */
+        if (first != CARVE_NONE)
+            state[first] = state[i] = SHARED;
     }
-    if (ok && fresh)
-        ok = cv_strmap_reserve(&m->node_names, m->n_nodes);
     uint32_t n_rest = 0;
     for (uint32_t i = 0; i < n_new && ok; i++) {
-        /* fresh: the names claimed so far are other unique bases */
-        if (!shared[i] && (fresh || cv_strmap_get(&m->node_names, keys[i].base) == CARVE_NONE))
-            ok = claim(m, keys[i].id, keys[i].base) != NULL;
-        else
-            keys[n_rest++] = keys[i];
+        if (state[i] == CLAIMED) {
+            ok = own(m, keys[i].id, keys[i].base);
+            continue;
+        }
+        if (cv_strmap_get(&m->node_names, keys[i].base) == keys[i].id) /* shared: given back */
+            cv_strmap_del_if(&m->node_names, keys[i].base, keys[i].id);
+        keys[n_rest++] = keys[i];
     }
-    cv_free(shared);
-    cv_strmap_free(&seen);
+    cv_free(state);
     if (!ok) {
         cv_free(keys);
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory naming nodes");

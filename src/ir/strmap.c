@@ -51,10 +51,15 @@ static inline uint64_t load32(const unsigned char *s)
     return w;
 }
 
-static inline uint32_t hash_str(const char *key)
+/* A key's tag, as slots store it: its hash's low 24 bits (slot indexes
+ * come from those; up to 2^24 slots only from them) and its length (255:
+ * 255 or more) above, so a probe compares a key of another length never
+ * and one of the same length without a call (same()). */
+static inline uint32_t tag_of(const char *key, size_t *len)
 {
     const unsigned char *s = (const unsigned char *)key;
     size_t n = strlen(key);
+    *len = n;
     uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1), w;
     if (n > 8) {
         const unsigned char *last = s + n - 8;
@@ -71,7 +76,22 @@ static inline uint32_t hash_str(const char *key)
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
     h *= 0xff51afd7ed558ccdull;
-    return (uint32_t)(h ^ (h >> 32));
+    return ((uint32_t)(h ^ (h >> 32)) & 0xffffff) | (uint32_t)(n < 255 ? n : 255) << 24;
+}
+
+/* Are a and b, both of length n (their tags match), the same? */
+static inline bool same(const char *a, const char *b, size_t n)
+{
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    if (n >= 255)
+        return strcmp(a, b) == 0;
+    if (n > 16)
+        return memcmp(x, y, n) == 0;
+    if (n >= 8)
+        return load64(x) == load64(y) && load64(x + n - 8) == load64(y + n - 8);
+    if (n >= 4)
+        return load32(x) == load32(y) && load32(x + n - 4) == load32(y + n - 4);
+    return !n || (x[0] == y[0] && x[n >> 1] == y[n >> 1] && x[n - 1] == y[n - 1]);
 }
 
 /* A slot holds its key, the key's hash and the value together: a probe
@@ -115,9 +135,10 @@ bool cv_strmap_add(cv_strmap *m, const char *key, uint32_t val, uint32_t *old)
 {
     if ((m->n + 1) * 4 > m->cap * 3 && !grow(m))
         return false;
-    uint32_t h = hash_str(key), j = h & (m->cap - 1);
+    size_t n;
+    uint32_t h = tag_of(key, &n), j = h & (m->cap - 1);
     while (m->slots[j].key) {
-        if (m->slots[j].hash == h && (m->slots[j].key == key || strcmp(m->slots[j].key, key) == 0)) {
+        if (m->slots[j].hash == h && (m->slots[j].key == key || same(m->slots[j].key, key, n))) {
             *old = m->slots[j].val;
             return true;
         }
@@ -133,9 +154,10 @@ bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val)
 {
     if ((m->n + 1) * 4 > m->cap * 3 && !grow(m))
         return false;
-    uint32_t h = hash_str(key), j = h & (m->cap - 1);
+    size_t n;
+    uint32_t h = tag_of(key, &n), j = h & (m->cap - 1);
     while (m->slots[j].key) {
-        if (m->slots[j].hash == h && strcmp(m->slots[j].key, key) == 0) {
+        if (m->slots[j].hash == h && same(m->slots[j].key, key, n)) {
             m->slots[j].val = val;
             return true;
         }
@@ -151,9 +173,10 @@ static inline uint32_t find(const cv_strmap *m, const char *key)
 {
     if (!m->cap)
         return CARVE_NONE;
-    uint32_t h = hash_str(key), j = h & (m->cap - 1);
+    size_t n;
+    uint32_t h = tag_of(key, &n), j = h & (m->cap - 1);
     while (m->slots[j].key) {
-        if (m->slots[j].hash == h && (m->slots[j].key == key || strcmp(m->slots[j].key, key) == 0))
+        if (m->slots[j].hash == h && (m->slots[j].key == key || same(m->slots[j].key, key, n)))
             return j;
         j = (j + 1) & (m->cap - 1);
     }

@@ -36,7 +36,9 @@
 
 typedef struct dec {
     ProtobufCAllocator a;
-    char *sp, *se; /* what is left of the block strings are packed into */
+    ProtobufCAllocator names; /* where string blocks come from */
+    char *sp, *se;            /* what is left of the block strings are packed into */
+    const uint8_t *end;       /* of the bytes decoded */
 } dec;
 
 /* One field: its number, wire type, and where its value is (for wire type
@@ -84,6 +86,18 @@ static inline bool varint_fast(const uint8_t **p, const uint8_t *end, int max, u
  * Inlined in both passes: it runs twice per field of the whole model. */
 static inline __attribute__((always_inline)) bool next(const uint8_t **p, const uint8_t *end, fld *f)
 {
+    /* the common field first (a name, a node): a one-byte key of wire type
+     * 2, field number 1 to 15, and a one-byte length */
+    const uint8_t *q = *p;
+    if (end - q >= 2 && (q[0] & 0x87) == 2 && q[0] >= 8 && q[1] < 0x80 && q[1] <= end - q - 2) {
+        f->id = q[0] >> 3;
+        f->wt = 2;
+        f->at = q + 1;
+        f->v = q + 2;
+        f->n = q[1];
+        *p = q + 2 + q[1];
+        return true;
+    }
     uint64_t key;
     if (!varint_fast(p, end, 5, &key) || (key >> 3) == 0 || (key >> 3) > 0x1fffffff)
         return false;
@@ -123,12 +137,12 @@ static inline __attribute__((always_inline)) bool next(const uint8_t **p, const 
  * blocks of their own, unaligned, without a call through the allocator
  * each: 14.4 M -> 8.5 M instructions on a 43,000-node graph. */
 #define STR_BLOCK 65536
-static char *str(dec *d, const fld *f)
+static inline __attribute__((always_inline)) char *str(dec *d, const fld *f)
 {
     size_t n = f->n + 1;
     if ((size_t)(d->se - d->sp) < n) {
         size_t b = n > STR_BLOCK / 4 ? n : STR_BLOCK;
-        char *blk = take(d, b);
+        char *blk = d->names.alloc(d->names.allocator_data, b);
         if (!blk)
             return NULL;
         if (b == n) { /* a long string alone: the block's rest stays in use */
@@ -141,7 +155,12 @@ static char *str(dec *d, const fld *f)
     }
     char *s = d->sp;
     d->sp += n;
-    memcpy(s, f->v, f->n);
+    /* a short name (nearly all) by one 16-byte copy, its tail overwritten
+     * by the next string, instead of a call */
+    if (f->n < 16 && d->se - s >= 16 && d->end - f->v >= 16)
+        memcpy(s, f->v, 16);
+    else
+        memcpy(s, f->v, f->n);
     s[f->n] = 0;
     return s;
 }
@@ -158,8 +177,9 @@ static bool bytes(dec *d, const fld *f, ProtobufCBinaryData *b)
     return true;
 }
 
-static bool unknown(dec *d, ProtobufCMessage *m, const fld *f, const uint8_t *after)
+static bool unknown(dec *d, ProtobufCMessage *m, const fld *f)
 {
+    const uint8_t *after = f->v + f->n;
     ProtobufCMessageUnknownField *u = &m->unknown_fields[m->n_unknown_fields++];
     u->tag = f->id;
     u->wire_type = (ProtobufCWireType)f->wt;
@@ -229,13 +249,6 @@ static void fill_scalars(const fld *f, char kind, void *arr, size_t *at)
     }
 }
 
-/* Room for counted arrays: NULL stays NULL when the count is 0. */
-#define ARRAY(d, ptr, n)                                                                                               \
-    do {                                                                                                               \
-        if ((n) && !((ptr) = take((d), (n) * sizeof *(ptr))))                                                          \
-            return NULL;                                                                                               \
-    } while (0)
-
 /* ---------------------------------------------------------------- the two passes */
 
 /* How pass one takes a field number; a number a message's table leaves out
@@ -273,62 +286,95 @@ typedef struct msgdef {
     bool (*fill)(dec *d, void *m, const fld *f, int depth);
 } msgdef;
 
-/* Pass one over a message's fields: checks each known field's wire type and
- * counts into n; false: not the plain case. */
-static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n)
+/* Fields pass one keeps for pass two, which then reads no key again: most
+ * messages (a node: its inputs, outputs, name and op) have no more. */
+#define KEPT 10
+
+/* Pass one over a message's fields: checks each known field's wire type,
+ * counts into n, keeps the first KEPT fields in kept and counts all in
+ * *nf; false: not the plain case. */
+static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n, fld *kept, size_t *nf)
 {
-    fld f;
+    fld spare, *f = kept;
+    size_t k = 0;
     while (p < end) {
-        if (!next(&p, end, &f))
+        if (k == KEPT)
+            f = &spare;
+        if (!next(&p, end, f))
             return false;
-        rule r = f.id < NRULES ? rules[f.id] : (rule){0};
+        k++;
+        rule r = f->id < NRULES ? rules[f->id] : (rule){0};
         switch (r.how) {
         case UNKNOWN: n[UNK]++; break;
         case FIELD:
-            if (f.wt != r.wt || (r.once && n[r.slot]))
+            if (f->wt != r.wt || (r.once && n[r.slot]))
                 return false;
             n[r.slot]++;
             break;
         case PACKED:
-            if (!count_scalars(&f, r.wt, &n[r.slot]))
+            if (!count_scalars(f, r.wt, &n[r.slot]))
                 return false;
             break;
         default: return false;
         }
+        if (f != &spare)
+            f++;
     }
+    *nf = k;
     return true;
 }
 
-/* A message decoded from [p, p + len): its struct set to its defaults,
- * pass one, room for its unknown fields and repeated fields, pass two.
- * NULL: nested deeper than the wire walk allows, declined, or no memory.
- * Every protobuf-c message starts with its ProtobufCMessage. */
+static bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, int depth)
+{
+    bool known = f->id < NRULES && def->rules[f->id].how != UNKNOWN;
+    return known ? def->fill(d, m, f, depth) : unknown(d, m, f);
+}
+
+/* A message decoded from [p, p + len): pass one, its struct set to its
+ * defaults with room for its unknown fields and repeated fields after it
+ * (one allocation), pass two. NULL: nested deeper than the wire walk
+ * allows, declined, or no memory. Every protobuf-c message starts with its
+ * ProtobufCMessage. */
 static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, int depth)
 {
     if (depth > CV_WIRE_MAX_DEPTH)
         return NULL;
-    ProtobufCMessage *m = take(d, def->size);
-    if (!m)
-        return NULL;
-    memcpy(m, def->init, def->size);
     const uint8_t *end = p + len;
-    size_t n[NSLOTS] = {0};
-    if (!scan(p, end, def->rules, n))
+    size_t n[NSLOTS] = {0}, nf;
+    fld kept[KEPT];
+    if (!scan(p, end, def->rules, n, kept, &nf))
         return NULL;
-    ARRAY(d, m->unknown_fields, n[UNK]);
+    /* arrays of pointers, 8-byte and 4-byte scalars: 8-byte steps keep
+     * each aligned */
+    size_t total = def->size + n[UNK] * sizeof(ProtobufCMessageUnknownField);
+    for (const room *r = def->rooms; r->size; r++)
+        total += (n[r->slot] * r->size + 7) & ~(size_t)7;
+    char *blk = take(d, total);
+    if (!blk)
+        return NULL;
+    ProtobufCMessage *m = (ProtobufCMessage *)blk;
+    memcpy(m, def->init, def->size);
+    blk += def->size;
+    if (n[UNK]) {
+        m->unknown_fields = (ProtobufCMessageUnknownField *)blk;
+        blk += n[UNK] * sizeof(ProtobufCMessageUnknownField);
+    }
     for (const room *r = def->rooms; r->size; r++) {
         if (n[r->slot]) {
-            void *a = take(d, n[r->slot] * r->size);
-            if (!a)
-                return NULL;
-            memcpy((char *)m + r->at, &a, sizeof a);
+            memcpy((char *)m + r->at, &blk, sizeof blk);
+            blk += (n[r->slot] * r->size + 7) & ~(size_t)7;
         }
+    }
+    if (nf <= KEPT) {
+        for (size_t i = 0; i < nf; i++)
+            if (!field(d, def, m, &kept[i], depth))
+                return NULL;
+        return m;
     }
     fld f;
     for (const uint8_t *q = p; q < end;) {
         next(&q, end, &f);
-        bool known = f.id < NRULES && def->rules[f.id].how != UNKNOWN;
-        if (!(known ? def->fill(d, m, &f, depth) : unknown(d, m, &f, q)))
+        if (!field(d, def, m, &f, depth))
             return NULL;
     }
     return m;
@@ -669,11 +715,13 @@ static const msgdef model_def = {sizeof model_init,
                                  {ROOM(C2, Onnx__ModelProto, opset_import), ROOM(C3, Onnx__ModelProto, metadata_props)},
                                  model_field};
 
-Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump)
+Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump, const ProtobufCAllocator *names)
 {
     /* a model of some size: its first chunk already on huge pages */
     if (n >= (4u << 20) && bump->grow < (2u << 20))
         bump->grow = 2u << 20;
-    dec d = {cv_pb_bump_allocator(bump), NULL, NULL};
+    dec d = {cv_pb_bump_allocator(bump), cv_pb_bump_allocator(bump), NULL, NULL, p + n};
+    if (names)
+        d.names = *names;
     return message(&d, &model_def, p, n, 0);
 }

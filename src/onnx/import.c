@@ -29,13 +29,41 @@ typedef struct imp {
     cv_pb_bump *bump;     /* where the message was decoded, or NULL */
     cv_tensor **pinned;   /* tensors whose data still points into bump (settle_pinned) */
     size_t n_pinned, cap_pinned;
+    bool kept; /* the message's strings live as long as the model (decoded into blocks it keeps) */
 } imp;
 
 #define M (im->m)
 #define CTX (im->m->ctx)
 
-static const char *str(imp *im, const char *s) { return cv_arena_strdup(&M->arena, s ? s : ""); }
-static const char *opt_str(imp *im, const char *s) { return s && *s ? cv_arena_strdup(&M->arena, s) : NULL; }
+static const char *str(imp *im, const char *s)
+{
+    return im->kept ? (s ? s : "") : cv_arena_strdup(&M->arena, s ? s : "");
+}
+static const char *opt_str(imp *im, const char *s)
+{
+    return !s || !*s ? NULL : im->kept ? s : cv_arena_strdup(&M->arena, s);
+}
+
+/* Blocks for the decoder's strings, kept by the model (freed with it): the
+ * IR points at the decoded names instead of copies of them. */
+typedef struct keeper {
+    carve_model *m;
+    bool failed;
+} keeper;
+
+static void *keep_alloc(void *u, size_t n)
+{
+    keeper *k = u;
+    void *p = cv_malloc(n);
+    if (p && !cv_model_keep(k->m, cv_free, p)) {
+        cv_free(p);
+        p = NULL;
+    }
+    k->failed |= !p;
+    return p;
+}
+
+static void keep_free(void *u, void *p) { (void)u, (void)p; }
 
 static carve_status nomem(imp *im) { return cv_error(CTX, CARVE_ERR_NOMEM, "out of memory while loading"); }
 
@@ -545,14 +573,14 @@ static carve_status define(imp *im, carve_graph_id g, const char *name, const ch
     if (!name || !*name)
         return cv_error(CTX, CARVE_ERR_INVALID, "%s has an empty name",
                         what ? what : node_label(np, idx, lbuf, sizeof lbuf));
-    carve_value_id old = cv_strmap_get(&M->graphs[g].scope, name);
+    carve_value_id old = CARVE_NONE;
+    *out = cv_value_define(M, g, str(im, name), &old);
     if (old != CARVE_NONE) {
         const cv_value *o = &M->values[old];
         const char *first = o->init ? "an initializer" : o->is_input ? "a graph input" : "another node";
         return cv_error(CTX, CARVE_ERR_INVALID, "%s: value '%s' is already defined by %s",
                         what ? what : node_label(np, idx, lbuf, sizeof lbuf), name, first);
     }
-    *out = cv_value_new(M, g, name);
     return *out == CARVE_NONE ? carve_errcode(CTX) : CARVE_OK;
 }
 
@@ -636,13 +664,14 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
         const Onnx__NodeProto *np = gp->node[i];
         if (!np->op_type || !*np->op_type)
             return cv_error(CTX, CARVE_ERR_INVALID, "graph '%s': node %zu has no op_type", gname, i);
-        carve_node_id n = cv_node_new(M, g, np->op_type, np->domain, (uint32_t)np->n_input, (uint32_t)np->n_output);
+        carve_node_id n = (im->kept ? cv_node_new_kept : cv_node_new)(M, g, np->op_type, np->domain,
+                                                                      (uint32_t)np->n_input, (uint32_t)np->n_output);
         if (n == CARVE_NONE)
             return carve_errcode(CTX);
         cv_node *nd = &M->nodes[n];
         nd->name = opt_str(im, np->name);
         nd->doc = opt_str(im, np->doc_string);
-        if (!strcmp(nd->domain, "ai.onnx"))
+        if (nd->domain[0] == 'a' && !strcmp(nd->domain, "ai.onnx"))
             nd->domain = "";
         if (!raw_unknown(im, &nd->raw, &np->base))
             return nomem(im);
@@ -786,37 +815,42 @@ static carve_status load(carve_ctx *ctx, const void *data, size_t size, const ch
     const char *who = source ? source : "model";
     if (size == 0)
         return cv_error(ctx, CARVE_ERR_PARSE, "%s: empty input, not an ONNX model", who);
+    carve_model *m = carve_model_new(ctx);
+    if (!m)
+        return CARVE_ERR_NOMEM;
     /* What decode.c declines goes through the wire walk first: it says
      * where bytes are broken, and it refuses what protobuf-c lets through
      * but cannot be written back (a field number 0 in a multi-byte key). */
     cv_pb_bump bump = {0};
-    Onnx__ModelProto *mp = cv_decode_model(data, size, &bump);
-    if (!mp && bump.failed) {
+    keeper kp = {m, false};
+    ProtobufCAllocator names = {keep_alloc, keep_free, &kp};
+    Onnx__ModelProto *mp = cv_decode_model(data, size, &bump, &names);
+    bool kept = mp != NULL;
+    if (!mp && (bump.failed || kp.failed)) {
         cv_pb_bump_free(&bump);
+        carve_model_free(m);
         return cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size);
     }
     if (!mp) { /* not the plain case: the wire walk says what is wrong, or protobuf-c reads it */
         cv_pb_bump_free(&bump);
         bump = (cv_pb_bump){0};
         char why[700];
-        if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why))
+        if (!cv_wire_check(data, size, &onnx__model_proto__descriptor, why, sizeof why)) {
+            carve_model_free(m);
             return cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: %s", who, why);
+        }
         ProtobufCAllocator pa = cv_pb_bump_allocator(&bump);
         mp = onnx__model_proto__unpack(&pa, size, data);
     }
     if (!mp) {
         cv_pb_bump_free(&bump);
+        carve_model_free(m);
         return bump.failed ? cv_error(ctx, CARVE_ERR_NOMEM, "%s: out of memory decoding %zu bytes", who, size)
                            : cv_error(ctx, CARVE_ERR_PARSE, "%s: not a valid ONNX model: protobuf decoding failed",
                                       who);
     }
-    carve_model *m = carve_model_new(ctx);
-    if (!m) {
-        cv_pb_bump_free(&bump);
-        return CARVE_ERR_NOMEM;
-    }
     /* carve_model_new made an empty main graph; import fills it. */
-    imp im = {.m = m, .base_dir = base_dir, .bump = &bump};
+    imp im = {.m = m, .base_dir = base_dir, .bump = &bump, .kept = kept};
     if (source)
         m->source_path = cv_arena_strdup(&m->arena, source);
     carve_status s = import_model(&im, mp);

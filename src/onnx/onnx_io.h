@@ -59,8 +59,11 @@ void *cv_pb_bump_take(cv_pb_bump *b, const void *data);
 /* The model in bytes [p, p + n) decoded into protobuf-c's structs, from
  * bump, exactly as onnx__model_proto__unpack would; NULL when the bytes are
  * not the plain case it reads (then the wire walk and protobuf-c take
- * over, and say what is wrong) or an allocation failed (bump->failed). */
-Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump);
+ * over, and say what is wrong) or an allocation failed (bump->failed, or
+ * one from `names`, which the caller's allocator records). Strings go into
+ * blocks from `names` when given (blocks that outlive bump: a loader keeps
+ * the strings instead of copying them), else from bump. */
+Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump, const ProtobufCAllocator *names);
 
 /* ================================================================ extdata.c */
 
