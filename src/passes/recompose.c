@@ -39,10 +39,16 @@ typedef struct rc_match {
 
 typedef bool (*rc_matcher)(cv_fold *f, carve_node_id last, rc_match *mt);
 
+/* op-list: data (the ops a pattern may end in; RC_* are their kinds) */
+static const char *const last_ops[] = {"Add", "Mul", "Div"};
+enum { RC_ADD = 1, RC_MUL, RC_DIV };
+#define RC_ENDS(k) (1u << (k))
+
 typedef struct rc_pattern {
     const char *name;
     const char *op;    /* the op it makes */
     int since;         /* first ai.onnx opset with that op */
+    uint32_t ends;     /* RC_ENDS of the kinds its last node may be: no walk starts elsewhere */
     rc_matcher match;
 } rc_pattern;
 
@@ -450,9 +456,9 @@ static bool match_gelu(cv_fold *f, carve_node_id last, rc_match *mt)
 
 /* op-list: data (a declared pattern table) */
 static const rc_pattern patterns[] = {
-    {"layer_norm", "LayerNormalization", 17, match_layer_norm},
-    {"hard_swish", "HardSwish", 14, match_hard_swish},
-    {"gelu", "Gelu", 20, match_gelu},
+    {"layer_norm", "LayerNormalization", 17, RC_ENDS(RC_ADD) | RC_ENDS(RC_MUL) | RC_ENDS(RC_DIV), match_layer_norm},
+    {"hard_swish", "HardSwish", 14, RC_ENDS(RC_MUL) | RC_ENDS(RC_DIV), match_hard_swish},
+    {"gelu", "Gelu", 20, RC_ENDS(RC_MUL), match_gelu},
 };
 
 /* ---------------------------------------------------------------- driver */
@@ -604,6 +610,7 @@ static carve_status rewrite(cv_fold *f, cv_recomp_cfg *rc, const rc_pattern *p, 
 typedef struct {
     cv_recomp_cfg *rc;
     bool on[sizeof patterns / sizeof patterns[0]]; /* the model's opset has it and the targets want it */
+    cv_fold_ops last; /* last_ops */
 } recompose_sweep;
 
 /* last nodes first, so the longest form of a pattern (with its affine
@@ -618,8 +625,9 @@ static carve_status recompose_graph(cv_fold *f, carve_graph_id g, const cv_ids *
         carve_node_id id = nodes->v[i];
         if (m->nodes[id].dead)
             continue;
-        for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
-            if (!w->on[p])
+        uint32_t kind = cv_fold_op_kind(&w->last, m, id);
+        for (size_t p = 0; kind && p < sizeof patterns / sizeof patterns[0]; p++) {
+            if (!w->on[p] || !(patterns[p].ends & RC_ENDS(kind)))
                 continue;
             rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
             if (!patterns[p].match(f, id, &mt) || !member_ok(f, w->rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
@@ -631,21 +639,24 @@ static carve_status recompose_graph(cv_fold *f, carve_graph_id g, const cv_ids *
     return s;
 }
 
-/* The next graph's patterns see the uses as this graph's rewrites left them. */
+/* The next graph's patterns see the uses as this graph's rewrites left them
+ * (counted again only when it rewrote something). */
 static carve_status recount(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg)
 {
     (void)g, (void)nodes, (void)arg;
-    return cv_fold_count_uses(f);
+    return cv_fold_uses(f);
 }
 
 carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc)
 {
     int64_t opset = carve_model_opset(f->m, "");
-    recompose_sweep w = {.rc = rc};
+    recompose_sweep w = {.rc = rc, .last = CV_FOLD_OPS(last_ops)};
     /* asked once, not per node */
     for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++)
         w.on[p] = opset >= patterns[p].since && (!rc->wants || rc->wants(patterns[p].op, rc->user));
-    return cv_fold_sweep(f, recompose_graph, recount, &w, "recomposing");
+    carve_status s = cv_fold_sweep(f, recompose_graph, recount, &w, "recomposing");
+    cv_fold_ops_free(&w.last);
+    return s;
 }
 
 void cv_recomp_free(cv_recomp_cfg *rc)
