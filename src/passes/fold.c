@@ -564,6 +564,7 @@ static carve_status fold_node(cv_fold *f, carve_node_id id)
     }
     const cv_node *n = &m->nodes[id];
     const cv_op_def *def = cv_op_for_node(m, id);
+    cv_fold_row_seen(f, id, def);
     if (!def)
         return CARVE_OK; /* an op carve does not know stays as it is */
     if (def->flags & CV_OP_CONST_SOURCE)

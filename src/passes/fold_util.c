@@ -254,21 +254,27 @@ static uint32_t kind_by_name(const cv_fold_ops *k, const char *op)
     return 0;
 }
 
-uint32_t cv_fold_op_kind_slow(cv_fold_ops *k, const carve_model *m, carve_node_id n)
+void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def *d)
 {
-    const cv_node *nd = &m->nodes[n];
+    if (n < f->cap)
+        f->nodes[n].row = d && !*f->m->nodes[n].domain ? (uint16_t)(d - cv_op_at(0) + 1) : CV_FOLD_NO_ROW;
+}
+
+uint32_t cv_fold_op_kind_slow(cv_fold_ops *k, cv_fold *f, carve_node_id n)
+{
+    const cv_node *nd = &f->m->nodes[n];
+    uint16_t *row = n < f->cap ? &f->nodes[n].row : NULL;
+    if (row && !*row)
+        cv_fold_row_seen(f, n, *nd->domain ? NULL : cv_op_for_node(f->m, n));
     if (*nd->domain)
         return 0; /* the names are ONNX ops (cv_node_is) */
-    const cv_op_def *d = cv_op_for_node(m, n);
-    if (d && !k->by_row && (k->by_row = cv_malloc(cv_op_count()))) {
+    if (!k->by_row && (k->by_row = cv_malloc(cv_op_count())))
         memset(k->by_row, 0, cv_op_count());
-        k->rows = cv_op_at(0);
-    }
-    if (!d || !k->by_row)
+    if (!row || *row == CV_FOLD_NO_ROW || !k->by_row)
         return kind_by_name(k, nd->op); /* an op carve has no row for, or no memory for the memo */
-    uint8_t *r = &k->by_row[d - k->rows];
+    uint8_t *r = &k->by_row[*row - 1];
     if (!*r)
-        *r = (uint8_t)(kind_by_name(k, d->name) + 1);
+        *r = (uint8_t)(kind_by_name(k, cv_op_at(*row - 1u)->name) + 1);
     return *r - 1u;
 }
 

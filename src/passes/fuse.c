@@ -228,10 +228,10 @@ static carve_status fuse_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes
     fuse_sweep *w = arg;
     carve_status s = CARVE_OK;
     for (uint32_t i = 0; i < nodes->n && !s; i++)
-        if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f->m, nodes->v[i]) == FUSE_BN)
+        if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f, nodes->v[i]) == FUSE_BN)
             s = fuse_bn(f, nodes->v[i], w->opset, w->changed);
     for (uint32_t i = 0; i < nodes->n && !s; i++)
-        if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f->m, nodes->v[i]) == FUSE_ADD)
+        if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f, nodes->v[i]) == FUSE_ADD)
             s = fuse_gemm(f, nodes->v[i], i, w->opset, w->changed);
     return s;
 }

@@ -230,7 +230,7 @@ static carve_status noop_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes
         cv_node *nd = &m->nodes[id];
         for (uint32_t j = 0; w->redirected && j < nd->n_in; j++)
             nd->in[j] = cv_fold_resolve(w->rep, w->n_rep, nd->in[j]);
-        uint32_t kind = cv_fold_op_kind(&w->ops, m, id);
+        uint32_t kind = cv_fold_op_kind(&w->ops, f, id);
         int k_in = kind ? passes_through(f, id, kind, w->opset, &what) : -1;
         if (k_in < 0)
             continue;

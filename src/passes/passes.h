@@ -36,6 +36,8 @@ typedef struct cv_fold_node { /* one per node id: fields ordered for 24 bytes, n
     carve_node_id into;   /* REMOVED into another node (fused, merged), or CARVE_NONE */
     carve_node_id from;   /* a node folding made: the node it was made from, or CARVE_NONE */
     int8_t guard;         /* the carve_fold_guard that kept it an op (counted once), or -1 */
+    uint16_t row;         /* the passes' cache of its op-table row (cv_fold_op_kind): row + 1, 0 not looked
+                           * up yet, CV_FOLD_NO_ROW none (another domain, an op carve has no row for) */
 } cv_fold_node;
 
 typedef struct cv_fold {
@@ -168,22 +170,25 @@ typedef struct cv_fold_ops {
     const char *const *names; /* kind k (1 .. n) is the op names[k - 1] */
     uint32_t n;
     uint8_t *by_row;          /* by op-table row: 0 not matched yet, else kind + 1 (made on first use) */
-    const cv_op_def *rows;    /* the table's first row, by_row's index 0 */
 } cv_fold_ops;
 /* The kinds of a pass's table of names (an array). */
 #define CV_FOLD_OPS(list) ((cv_fold_ops){.names = (list), .n = sizeof(list) / sizeof *(list)})
-uint32_t cv_fold_op_kind_slow(cv_fold_ops *k, const carve_model *m, carve_node_id n);
+#define CV_FOLD_NO_ROW UINT16_MAX
+uint32_t cv_fold_op_kind_slow(cv_fold_ops *k, cv_fold *f, carve_node_id n);
 /* Node n's kind: k when it is the ONNX (default domain) op names[k - 1]
- * (cv_node_is), 0 when none of them. Inline: a sweep asks it of every node. */
-static inline uint32_t cv_fold_op_kind(cv_fold_ops *k, const carve_model *m, carve_node_id n)
+ * (cv_node_is), 0 when none of them. Inline: a sweep asks it of every node,
+ * and the node's row is cached in f->nodes for the whole fold (a node's op
+ * and the model's opsets do not change while folding). */
+static inline uint32_t cv_fold_op_kind(cv_fold_ops *k, cv_fold *f, carve_node_id n)
 {
-    if (*m->nodes[n].domain)
-        return 0;
-    const cv_op_def *d = cv_op_for_node(m, n);
-    uint8_t r = d && k->by_row ? k->by_row[d - k->rows] : 0;
-    return r ? r - 1u : cv_fold_op_kind_slow(k, m, n);
+    uint16_t row = n < f->cap ? f->nodes[n].row : 0;
+    uint8_t r = row && row != CV_FOLD_NO_ROW && k->by_row ? k->by_row[row - 1] : 0;
+    return r ? r - 1u : cv_fold_op_kind_slow(k, f, n);
 }
 void cv_fold_ops_free(cv_fold_ops *k);
+/* A pass that looked up node n's row d (cv_op_for_node) leaves it in the
+ * cache for the passes after it. */
+void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def *d);
 /* Replaces reads of `from` by `to` in the nodes of graph g and its
  * subgraphs (and in those subgraphs' outputs when `outputs`). */
 void cv_fold_replace_reads(carve_model *m, carve_graph_id g, carve_value_id from, carve_value_id to, bool outputs);

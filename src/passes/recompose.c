@@ -37,7 +37,8 @@ typedef struct rc_match {
     bool tanh;                /* gelu */
 } rc_match;
 
-typedef bool (*rc_matcher)(cv_fold *f, carve_node_id last, rc_match *mt);
+/* last: the pattern's last node, of kind `kind` (RC_*, below) */
+typedef bool (*rc_matcher)(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt);
 
 /* op-list: data (the ops a pattern may end in; RC_* are their kinds) */
 static const char *const last_ops[] = {"Add", "Mul", "Div"};
@@ -204,7 +205,7 @@ static bool per_feature(const carve_model *m, carve_value_id c, carve_value_id x
 
 /* ---------------------------------------------------------------- layer_norm */
 
-static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
+static bool match_layer_norm(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt)
 {
     carve_model *m = f->m;
     carve_graph_id g = m->nodes[last].graph;
@@ -212,7 +213,7 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
     carve_value_id beta = CARVE_NONE, gamma = CARVE_NONE;
     const cv_node *n = &m->nodes[last];
     /* optional affine tail: Add(Mul(norm, gamma), beta) or Mul(norm, gamma) */
-    if (cv_node_is(n, "Add") && n->n_in == 2) {
+    if (kind == RC_ADD && n->n_in == 2) {
         for (int s = 0; s < 2 && add_b == CARVE_NONE; s++)
             if (cv_fold_const(m, n->in[1 - s]) && prod_op(f, n->in[s], g, "Mul") != CARVE_NONE) {
                 add_b = last;
@@ -221,7 +222,7 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
             }
         if (add_b == CARVE_NONE)
             return false;
-    } else if (cv_node_is(n, "Mul")) {
+    } else if (kind == RC_MUL) {
         mul_g = last;
     }
     if (mul_g != CARVE_NONE) {
@@ -335,7 +336,7 @@ static bool relu6(const carve_model *m, carve_node_id c)
     return n->n_in == 3 && scalar_is(m, n->in[1], 0.0) && scalar_is(m, n->in[2], 6.0);
 }
 
-static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
+static bool match_hard_swish(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt)
 {
     carve_model *m = f->m;
     carve_graph_id g = m->nodes[last].graph;
@@ -343,7 +344,7 @@ static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
     if (n->n_in != 2 || n->n_out != 1 || n->out[0] == CARVE_NONE)
         return false;
     /* x * HardSigmoid(x) with alpha 1/6, beta 1/2 */
-    if (cv_node_is(n, "Mul")) {
+    if (kind == RC_MUL) {
         for (int s = 0; s < 2; s++) {
             carve_node_id hs = prod_op(f, n->in[s], g, "HardSigmoid");
             if (hs == CARVE_NONE || m->nodes[hs].in[0] != n->in[1 - s])
@@ -356,9 +357,9 @@ static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
     }
     /* (x * Clip(x + 3, 0, 6)) / 6, or the product times 1/6 */
     carve_value_id prod = CARVE_NONE;
-    if (cv_node_is(n, "Div") && scalar_is(m, n->in[1], 6.0))
+    if (kind == RC_DIV && scalar_is(m, n->in[1], 6.0))
         prod = n->in[0];
-    else if (cv_node_is(n, "Mul"))
+    else if (kind == RC_MUL)
         prod = with_scalar(m, n, 1.0 / 6.0);
     carve_node_id mul = prod == CARVE_NONE ? CARVE_NONE : prod_op(f, prod, g, "Mul");
     if (mul == CARVE_NONE)
@@ -416,12 +417,12 @@ static bool gelu_core(cv_fold *f, carve_node_id add1, carve_value_id x, rc_match
     return push(mt, pw) && push(mt, k) && push(mt, add) && push(mt, s) && push(mt, th) && push(mt, add1);
 }
 
-static bool match_gelu(cv_fold *f, carve_node_id last, rc_match *mt)
+static bool match_gelu(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt)
 {
     carve_model *m = f->m;
     carve_graph_id g = m->nodes[last].graph;
     const cv_node *n = &m->nodes[last];
-    if (!cv_node_is(n, "Mul") || n->n_in != 2)
+    if (kind != RC_MUL || n->n_in != 2)
         return false;
     /* (x * (1 + erf)) * 0.5 */
     carve_value_id p = with_scalar(m, n, 0.5);
@@ -625,12 +626,12 @@ static carve_status recompose_graph(cv_fold *f, carve_graph_id g, const cv_ids *
         carve_node_id id = nodes->v[i];
         if (m->nodes[id].dead)
             continue;
-        uint32_t kind = cv_fold_op_kind(&w->last, m, id);
+        uint32_t kind = cv_fold_op_kind(&w->last, f, id);
         for (size_t p = 0; kind && p < sizeof patterns / sizeof patterns[0]; p++) {
             if (!w->on[p] || !(patterns[p].ends & RC_ENDS(kind)))
                 continue;
             rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
-            if (!patterns[p].match(f, id, &mt) || !member_ok(f, w->rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
+            if (!patterns[p].match(f, id, kind, &mt) || !member_ok(f, w->rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
                 continue;
             s = rewrite(f, w->rc, &patterns[p], id, i, &mt);
             break;
