@@ -25,10 +25,19 @@ static bool is_dead(const cv_fold *f, const cv_node *n)
     return true;
 }
 
+static bool holds_graphs(const cv_node *n)
+{
+    for (uint32_t j = 0; j < n->n_attr; j++)
+        if (n->attr[j].kind == CARVE_ATTR_GRAPH || n->attr[j].kind == CARVE_ATTR_GRAPHS)
+            return true;
+    return false;
+}
+
 static carve_status dead_nodes(cv_fold *f, bool *changed)
 {
     carve_model *m = f->m;
     cv_ids gs = {0};
+    bool exact = true; /* the uses counted down here are what a recount finds */
     carve_status s = cv_fold_sweep_start(f, &gs);
     /* children first, each graph from its end: a dead chain goes in one
      * sweep (reads from inside a dropped subgraph are recounted next sweep) */
@@ -48,6 +57,7 @@ static carve_status dead_nodes(cv_fold *f, bool *changed)
             for (uint32_t j = 0; j < n->n_in; j++)
                 if (n->in[j] != CARVE_NONE && f->uses[n->in[j]])
                     f->uses[n->in[j]]--;
+            exact = exact && !holds_graphs(n);
             cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, dead_why);
             *changed = dropped = true;
         }
@@ -62,6 +72,8 @@ static carve_status dead_nodes(cv_fold *f, bool *changed)
         gr->nodes = list;
     }
     cv_ids_free(&gs);
+    if (!s && exact)
+        cv_fold_uses_stand(f); /* the next sweep needs no recount */
     return s;
 }
 
@@ -88,6 +100,8 @@ static carve_status unused_inits(cv_fold *f)
         gr->inits.n = keep;
     }
     cv_ids_free(&gs);
+    if (!s)
+        cv_fold_uses_stand(f); /* initializers nothing read: no count changed */
     return s;
 }
 
@@ -150,7 +164,7 @@ static bool same_tensor(const cv_tensor *a, const cv_tensor *b)
 carve_status cv_fold_dedupe(cv_fold *f)
 {
     carve_model *m = f->m;
-    carve_status s = cv_fold_count_uses(f);
+    carve_status s = cv_fold_uses(f);
     if (s)
         return s;
     cv_ids gs = {0};

@@ -564,6 +564,7 @@ static carve_status fold_node(cv_fold *f, carve_node_id id)
     }
     const cv_node *n = &m->nodes[id];
     const cv_op_def *def = cv_op_for_node(m, id);
+    cv_fold_row_seen(f, id, def);
     if (!def)
         return CARVE_OK; /* an op carve does not know stays as it is */
     if (def->flags & CV_OP_CONST_SOURCE)
@@ -651,8 +652,10 @@ carve_status cv_fold_constants(cv_fold *f)
     memset(f->partial, 0, ((size_t)f->n_known + 1) * sizeof *f->partial);
     carve_status s = fold_graph(f, 0);
     for (uint32_t i = 0; i < f->n_known; i++) {
-        cv_val_unref(f->known[i]);
-        cv_val_unref(f->partial[i]);
+        if (f->known[i]) /* most values are not known: no call for them */
+            cv_val_unref(f->known[i]);
+        if (f->partial[i])
+            cv_val_unref(f->partial[i]);
     }
     cv_free(f->known);
     cv_free(f->partial);
@@ -733,14 +736,21 @@ carve_status cv_fold_run_ex(carve_model *m, const carve_fold_opts *opts, cv_reco
         goto out;
     bool kept = only_dce(&st0, &f.st) && m->n_nodes == nodes0 && m->n_values == values0 && m->n_graphs == graphs0;
     st0 = f.st;
-    if ((s = cv_fold_dce(&f)) || (s = cv_fold_dedupe(&f)) || (s = cv_fold_dce(&f)))
+    if ((s = cv_fold_dce(&f)) || (s = cv_fold_dedupe(&f)))
+        goto out;
+    /* what deduplication left unread goes; with nothing deduplicated, the
+     * model is as the first cleanup left it */
+    if (st0.inits_deduped != f.st.inits_deduped && (s = cv_fold_dce(&f)))
         goto out;
     kept = kept && st0.inits_deduped == f.st.inits_deduped && m->n_nodes == nodes0 && m->n_values == values0;
     if (!cv_fold_grow(&f)) {
         s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
         goto out;
     }
-    if ((s = carve_model_verify(m))) {
+    /* a model folding neither inferred nor changed but for taking unread
+     * nodes and initializers out is as valid as it came (lowering verifies
+     * its result anyway) */
+    if (!(kept && inferred) && (s = carve_model_verify(m))) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", carve_errmsg(m->ctx));
         s = cv_error(m->ctx, s, "folding produced an invalid model (a carve bug): %s", msg);

@@ -56,11 +56,24 @@ bool cv_fold_graphs(const carve_model *m, cv_ids *out)
     return graphs_rec(m, 0, out, 0);
 }
 
-carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs)
+carve_status cv_fold_uses(cv_fold *f)
 {
     bool same = f->uses_valid && f->uses_nodes == f->m->n_nodes && f->uses_values == f->m->n_values &&
                 !memcmp(&f->uses_st, &f->st, sizeof f->st);
-    carve_status s = same ? CARVE_OK : cv_fold_count_uses(f);
+    return same ? CARVE_OK : cv_fold_count_uses(f);
+}
+
+void cv_fold_uses_stand(cv_fold *f)
+{
+    f->uses_valid = true;
+    f->uses_st = f->st;
+    f->uses_nodes = f->m->n_nodes;
+    f->uses_values = f->m->n_values;
+}
+
+carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs)
+{
+    carve_status s = cv_fold_uses(f);
     if (!s && !cv_fold_graphs(f->m, gs))
         s = cv_error(f->m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     return s;
@@ -124,10 +137,7 @@ carve_status cv_fold_count_uses(cv_fold *f)
         }
     }
     cv_ids_free(&gs);
-    f->uses_valid = true;
-    f->uses_st = f->st;
-    f->uses_nodes = m->n_nodes;
-    f->uses_values = m->n_values;
+    cv_fold_uses_stand(f);
     return CARVE_OK;
 }
 
@@ -236,12 +246,42 @@ void cv_fold_rebind_output(cv_fold *f, carve_node_id n, uint32_t j, carve_value_
     m->values[v].out_index = j;
 }
 
-const cv_tensor *cv_fold_const(const carve_model *m, carve_value_id v)
+static uint32_t kind_by_name(const cv_fold_ops *k, const char *op)
 {
-    if (v == CARVE_NONE)
-        return NULL;
-    const cv_value *x = &m->values[v];
-    return x->init && !x->is_input ? x->init : NULL;
+    for (uint32_t i = 0; i < k->n; i++)
+        if (!strcmp(k->names[i], op))
+            return i + 1;
+    return 0;
+}
+
+void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def *d)
+{
+    if (n < f->cap)
+        f->nodes[n].row = d && !*f->m->nodes[n].domain ? (uint16_t)(d - cv_op_at(0) + 1) : CV_FOLD_NO_ROW;
+}
+
+uint32_t cv_fold_op_kind_slow(cv_fold_ops *k, cv_fold *f, carve_node_id n)
+{
+    const cv_node *nd = &f->m->nodes[n];
+    uint16_t *row = n < f->cap ? &f->nodes[n].row : NULL;
+    if (row && !*row)
+        cv_fold_row_seen(f, n, *nd->domain ? NULL : cv_op_for_node(f->m, n));
+    if (*nd->domain)
+        return 0; /* the names are ONNX ops (cv_node_is) */
+    if (!k->by_row && (k->by_row = cv_malloc(cv_op_count())))
+        memset(k->by_row, 0, cv_op_count());
+    if (!row || *row == CV_FOLD_NO_ROW || !k->by_row)
+        return kind_by_name(k, nd->op); /* an op carve has no row for, or no memory for the memo */
+    uint8_t *r = &k->by_row[*row - 1];
+    if (!*r)
+        *r = (uint8_t)(kind_by_name(k, cv_op_at(*row - 1u)->name) + 1);
+    return *r - 1u;
+}
+
+void cv_fold_ops_free(cv_fold_ops *k)
+{
+    cv_free(k->by_row);
+    k->by_row = NULL;
 }
 
 bool cv_fold_set_input(carve_model *m, carve_node_id n, uint32_t i, carve_value_id v)

@@ -31,16 +31,16 @@ static bool single_use(const cv_fold *f, carve_value_id v)
     return v != CARVE_NONE && v < f->n_uses && f->uses[v] == 1 && !f->is_out[v];
 }
 
-static carve_status fuse_bn(cv_fold *f, carve_node_id bn, bool *changed)
+/* bn: a BatchNormalization */
+static carve_status fuse_bn(cv_fold *f, carve_node_id bn, int64_t opset, bool *changed)
 {
     carve_model *m = f->m;
     const cv_node *b = &m->nodes[bn];
-    if (!cv_node_is(b, "BatchNormalization") || b->n_in != 5 || b->n_out < 1 || b->out[0] == CARVE_NONE)
+    if (b->n_in != 5 || b->n_out < 1 || b->out[0] == CARVE_NONE)
         return CARVE_OK;
     for (uint32_t j = 1; j < b->n_out; j++)
         if (b->out[j] != CARVE_NONE && (f->uses[b->out[j]] || f->is_out[b->out[j]]))
             return CARVE_OK; /* training statistics are read */
-    int64_t opset = carve_model_opset(m, "");
     if ((opset >= 14 && cv_attr_i(m, bn, "training_mode", 0)) || (opset < 7 && !cv_attr_i(m, bn, "is_test", 0)) ||
         (opset < 9 && cv_attr_i(m, bn, "spatial", 1) != 1))
         return CARVE_OK;
@@ -148,18 +148,19 @@ static int rank_of(const carve_model *m, carve_value_id v)
     return t->kind == CARVE_TYPE_TENSOR ? t->rank : -1;
 }
 
-/* at: where the sweep found add in its graph's list (checked before use). */
-static carve_status fuse_gemm(cv_fold *f, carve_node_id add, uint32_t at, bool *changed)
+/* add: an Add; at: where the sweep found it in its graph's list (checked
+ * before use). */
+static carve_status fuse_gemm(cv_fold *f, carve_node_id add, uint32_t at, int64_t opset, bool *changed)
 {
     carve_model *m = f->m;
     const cv_node *a = &m->nodes[add];
-    if (!cv_node_is(a, "Add") || a->n_in != 2 || a->n_out != 1 || a->out[0] == CARVE_NONE || carve_model_opset(m, "") < 7)
+    if (a->n_in != 2 || a->n_out != 1 || a->out[0] == CARVE_NONE || opset < 7)
         return CARVE_OK;
     for (int side = 0; side < 2; side++) {
         carve_value_id mm = a->in[side], cv = a->in[1 - side];
-        carve_node_id p = mm == CARVE_NONE ? CARVE_NONE : m->values[mm].producer;
         const cv_tensor *c = cv_fold_const(m, cv);
-        if (p == CARVE_NONE || !c || !cv_node_is(&m->nodes[p], "MatMul") || m->nodes[p].graph != a->graph ||
+        carve_node_id p = !c || mm == CARVE_NONE ? CARVE_NONE : m->values[mm].producer;
+        if (p == CARVE_NONE || !cv_node_is(&m->nodes[p], "MatMul") || m->nodes[p].graph != a->graph ||
             !single_use(f, mm) || m->nodes[p].n_in != 2)
             continue;
         carve_value_id av = m->nodes[p].in[0], bv = m->nodes[p].in[1];
@@ -208,23 +209,40 @@ static carve_status fuse_gemm(cv_fold *f, carve_node_id add, uint32_t at, bool *
     return CARVE_OK;
 }
 
+/* op-list: data (the ops the fusions start from; FUSE_* are their kinds) */
+static const char *const fuse_ops[] = {"BatchNormalization", "Add"};
+enum { FUSE_BN = 1, FUSE_ADD };
+
+typedef struct {
+    bool *changed;
+    cv_fold_ops ops; /* fuse_ops */
+    int64_t opset;   /* ai.onnx's */
+} fuse_sweep;
+
 /* One sweep over the live graphs; *changed when something fused. */
 /* fused nodes leave the list in one sweep at the end, so positions in it
  * stay those of `nodes` until then */
-static carve_status fuse_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *changed)
+static carve_status fuse_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg)
 {
     (void)g;
+    fuse_sweep *w = arg;
     carve_status s = CARVE_OK;
     for (uint32_t i = 0; i < nodes->n && !s; i++)
-        if (!f->m->nodes[nodes->v[i]].dead)
-            s = fuse_bn(f, nodes->v[i], changed);
+        if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f, nodes->v[i]) == FUSE_BN)
+            s = fuse_bn(f, nodes->v[i], w->opset, w->changed);
     for (uint32_t i = 0; i < nodes->n && !s; i++)
-        if (!f->m->nodes[nodes->v[i]].dead)
-            s = fuse_gemm(f, nodes->v[i], i, changed);
+        if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f, nodes->v[i]) == FUSE_ADD)
+            s = fuse_gemm(f, nodes->v[i], i, w->opset, w->changed);
     return s;
 }
 
-static carve_status sweep(cv_fold *f, bool *changed) { return cv_fold_sweep(f, fuse_graph, NULL, changed, "folding"); }
+static carve_status sweep(cv_fold *f, bool *changed)
+{
+    fuse_sweep w = {changed, CV_FOLD_OPS(fuse_ops), carve_model_opset(f->m, "")};
+    carve_status s = cv_fold_sweep(f, fuse_graph, NULL, &w, "folding");
+    cv_fold_ops_free(&w.ops);
+    return s;
+}
 
 carve_status cv_fold_fuse(cv_fold *f)
 {

@@ -27,8 +27,10 @@ static const cv_type *tensor_type(const carve_model *m, carve_value_id v)
 static bool neutral(const carve_model *m, carve_value_id x, carve_value_id cv, double e)
 {
     const cv_tensor *c = cv_fold_const(m, cv);
+    if (!c)
+        return false;
     const cv_type *xt = tensor_type(m, x);
-    if (!c || !xt || c->dtype != xt->dtype || c->dtype == CARVE_STRING || c->rank > xt->rank ||
+    if (!xt || c->dtype != xt->dtype || c->dtype == CARVE_STRING || c->rank > xt->rank ||
         (c->nelem && !c->data))
         return false;
     for (int k = 1; k <= c->rank; k++) {
@@ -111,37 +113,45 @@ static bool full_slice(const carve_model *m, carve_node_id id)
     return true;
 }
 
-/* op-list: data (the arithmetic no-ops: the op, its neutral element, whether
- * the constant may stand on either side, what the report calls it) */
+/* op-list: data (the ops that may compute nothing; NOOP_* are their kinds,
+ * cv_fold_op_kind) */
+static const char *const noop_ops[] = {"Identity", "Dropout", "Cast", "Slice", "Transpose", "Reshape",
+                                       "Mul", "Add", "Div", "Sub"};
+enum { NOOP_IDENTITY = 1, NOOP_DROPOUT, NOOP_CAST, NOOP_SLICE, NOOP_TRANSPOSE, NOOP_RESHAPE, NOOP_ARITH };
+
+/* The arithmetic no-ops, kinds NOOP_ARITH on in noop_ops' order: the
+ * neutral element, whether the constant may stand on either side, what the
+ * report calls it. */
 static const struct {
-    const char *op;
     double e;
     bool commutes;
     const char *what;
 } arith[] = {
-    {"Mul", 1, true, "a Mul by ones"},
-    {"Add", 0, true, "an Add of zeros"},
-    {"Div", 1, false, "a Div by ones"},
-    {"Sub", 0, false, "a Sub of zeros"},
+    {1, true, "a Mul by ones"},
+    {0, true, "an Add of zeros"},
+    {1, false, "a Div by ones"},
+    {0, false, "a Sub of zeros"},
 };
+_Static_assert(NOOP_ARITH - 1 + sizeof arith / sizeof *arith == sizeof noop_ops / sizeof *noop_ops,
+               "an arith row per arithmetic op");
 
-/* Which input node id passes through unchanged, or -1; *what says why. */
-static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
+/* Which input of node id (of kind `kind`, not 0) passes through unchanged,
+ * or -1; *what says why. */
+static int passes_through(const cv_fold *f, carve_node_id id, uint32_t kind, int64_t opset, const char **what)
 {
     const carve_model *m = f->m;
     const cv_node *n = &m->nodes[id];
-    int64_t opset = carve_model_opset(m, "");
     if (n->n_in < 1 || n->in[0] == CARVE_NONE || n->n_out < 1 || n->out[0] == CARVE_NONE)
         return -1;
     for (uint32_t j = 1; j < n->n_out; j++)
         if (n->out[j] != CARVE_NONE && (f->uses[n->out[j]] || f->is_out[n->out[j]]))
             return -1;
     const cv_type *xt = tensor_type(m, n->in[0]);
-    if (cv_node_is(n, "Identity")) {
+    switch (kind) {
+    case NOOP_IDENTITY:
         *what = "an Identity";
         return 0;
-    }
-    if (cv_node_is(n, "Dropout")) {
+    case NOOP_DROPOUT: {
         bool inference = opset >= 12 ? n->n_in < 3 || n->in[2] == CARVE_NONE : opset >= 7 || cv_attr_i(m, id, "is_test", 0);
         if (opset >= 12 && !inference) {
             const cv_tensor *t = cv_fold_const(m, n->in[2]);
@@ -152,22 +162,13 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
         *what = "a Dropout in inference";
         return inference ? 0 : -1;
     }
-    if (cv_node_is(n, "Cast")) {
+    case NOOP_CAST:
         *what = "a Cast to the type its input has";
         return xt && cv_attr_i(m, id, "to", 0) == xt->dtype ? 0 : -1;
-    }
-    for (size_t i = 0; n->n_in == 2 && i < sizeof arith / sizeof *arith; i++)
-        if (cv_node_is(n, arith[i].op)) {
-            *what = arith[i].what;
-            if (neutral(m, n->in[0], n->in[1], arith[i].e))
-                return 0;
-            return arith[i].commutes && neutral(m, n->in[1], n->in[0], arith[i].e) ? 1 : -1;
-        }
-    if (cv_node_is(n, "Slice")) {
+    case NOOP_SLICE:
         *what = "a Slice over the whole range";
         return full_slice(m, id) ? 0 : -1;
-    }
-    if (cv_node_is(n, "Transpose")) {
+    case NOOP_TRANSPOSE: {
         const int64_t *p;
         int cnt = cv_attr_ints(m, id, "perm", &p);
         bool same = cnt >= 0 || (xt && xt->rank <= 1);
@@ -176,7 +177,9 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
         *what = "a Transpose by the identity";
         return same ? 0 : -1;
     }
-    if (cv_node_is(n, "Reshape") && opset >= 5 && n->n_in == 2 && xt) {
+    case NOOP_RESHAPE: {
+        if (opset < 5 || n->n_in != 2 || !xt)
+            return -1;
         int64_t s[CARVE_MAX_RANK];
         int cnt = const_ints(m, n->in[1], s, CARVE_MAX_RANK);
         bool same = cnt == xt->rank;
@@ -185,7 +188,16 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
         *what = "a Reshape to the shape its input has";
         return same ? 0 : -1;
     }
-    return -1;
+    default: {
+        if (n->n_in != 2)
+            return -1;
+        uint32_t i = kind - NOOP_ARITH;
+        *what = arith[i].what;
+        if (neutral(m, n->in[0], n->in[1], arith[i].e))
+            return 0;
+        return arith[i].commutes && neutral(m, n->in[1], n->in[0], arith[i].e) ? 1 : -1;
+    }
+    }
 }
 
 /* One pass over each live graph. Readers of a removed op's output read its
@@ -195,6 +207,8 @@ static int passes_through(const cv_fold *f, carve_node_id id, const char **what)
  * removed ops leave the list in one sweep too. */
 typedef struct {
     bool *changed;
+    cv_fold_ops ops;   /* noop_ops */
+    int64_t opset;     /* ai.onnx's */
     carve_value_id *rep; /* by value id, made at the first removal */
     uint32_t n_rep;
     cv_ids replaced; /* the values rep replaces, to reset it per graph */
@@ -216,7 +230,8 @@ static carve_status noop_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes
         cv_node *nd = &m->nodes[id];
         for (uint32_t j = 0; w->redirected && j < nd->n_in; j++)
             nd->in[j] = cv_fold_resolve(w->rep, w->n_rep, nd->in[j]);
-        int k_in = passes_through(f, id, &what);
+        uint32_t kind = cv_fold_op_kind(&w->ops, f, id);
+        int k_in = kind ? passes_through(f, id, kind, w->opset, &what) : -1;
         if (k_in < 0)
             continue;
         const cv_node *n = &m->nodes[id];
@@ -278,8 +293,12 @@ static carve_status noop_redirect(cv_fold *f, carve_graph_id g, const cv_ids *no
 
 static carve_status sweep(cv_fold *f, bool *changed)
 {
-    noop_sweep w = {.changed = changed, .n_rep = f->m->n_values};
+    noop_sweep w = {.changed = changed,
+                    .ops = CV_FOLD_OPS(noop_ops),
+                    .opset = carve_model_opset(f->m, ""),
+                    .n_rep = f->m->n_values};
     carve_status s = cv_fold_sweep(f, noop_graph, noop_redirect, &w, "folding");
+    cv_fold_ops_free(&w.ops);
     cv_free(w.rep);
     cv_ids_free(&w.replaced);
     return s;

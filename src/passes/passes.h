@@ -36,6 +36,8 @@ typedef struct cv_fold_node { /* one per node id: fields ordered for 24 bytes, n
     carve_node_id into;   /* REMOVED into another node (fused, merged), or CARVE_NONE */
     carve_node_id from;   /* a node folding made: the node it was made from, or CARVE_NONE */
     int8_t guard;         /* the carve_fold_guard that kept it an op (counted once), or -1 */
+    uint16_t row;         /* the passes' cache of its op-table row (cv_fold_op_kind): row + 1, 0 not looked
+                           * up yet, CV_FOLD_NO_ROW none (another domain, an op carve has no row for) */
 } cv_fold_node;
 
 typedef struct cv_fold {
@@ -112,6 +114,12 @@ bool cv_fold_grow(cv_fold *f);
 bool cv_fold_graphs(const carve_model *m, cv_ids *out);
 /* Recounts f->uses and f->is_out over the live graphs. */
 carve_status cv_fold_count_uses(cv_fold *f);
+/* Recounts them unless the counts still stand: nothing was rewritten since
+ * they were counted (the stats and the node and value counts unchanged). */
+carve_status cv_fold_uses(cv_fold *f);
+/* The counts stand as they are now: a pass that kept them exact through its
+ * own rewrites says so, and the next sweep does not recount. */
+void cv_fold_uses_stand(cv_fold *f);
 /* Bytes a Constant node holds, a tensor holds (strings count 0), as
  * carve_fold_stats counts them. */
 uint64_t cv_fold_constant_bytes(const carve_model *m, carve_node_id id);
@@ -119,7 +127,7 @@ uint64_t cv_fold_tensor_bytes(const cv_tensor *t);
 /* Every node of graph g and its subgraphs leaves, REMOVED with `why`; the
  * graphs' initializers go with them. */
 void cv_fold_drop_graph(cv_fold *f, carve_graph_id g, carve_node_id into, const char *why);
-/* The start of a sweep: cv_fold_count_uses, then the live graphs into *gs
+/* The start of a sweep: cv_fold_uses, then the live graphs into *gs
  * (the caller frees it, also on error). */
 carve_status cv_fold_sweep_start(cv_fold *f, cv_ids *gs);
 /* A visitor of one live graph g; nodes is a snapshot of g's node list
@@ -145,8 +153,42 @@ carve_value_id cv_fold_new_init(cv_fold *f, carve_graph_id g, const char *base, 
  * the value n wrote there before is orphaned (out of its graph's scope). */
 void cv_fold_rebind_output(cv_fold *f, carve_node_id n, uint32_t j, carve_value_id v);
 /* The initializer data of v when v is a compile-time constant of the model
- * (an initializer that is not a graph input), else NULL. */
-const cv_tensor *cv_fold_const(const carve_model *m, carve_value_id v);
+ * (an initializer that is not a graph input), else NULL. Inline: the passes
+ * ask it of most nodes' inputs. */
+static inline const cv_tensor *cv_fold_const(const carve_model *m, carve_value_id v)
+{
+    if (v == CARVE_NONE)
+        return NULL;
+    const cv_value *x = &m->values[v];
+    return x->init && !x->is_input ? x->init : NULL;
+}
+/* The few ops a pass dispatches on, named in its own table (declared data,
+ * at most 254): each op-table row is matched against the names once, then
+ * a node's kind is one look-up by its row (cached on the node), not a
+ * string compare per node and name. */
+typedef struct cv_fold_ops {
+    const char *const *names; /* kind k (1 .. n) is the op names[k - 1] */
+    uint32_t n;
+    uint8_t *by_row;          /* by op-table row: 0 not matched yet, else kind + 1 (made on first use) */
+} cv_fold_ops;
+/* The kinds of a pass's table of names (an array). */
+#define CV_FOLD_OPS(list) ((cv_fold_ops){.names = (list), .n = sizeof(list) / sizeof *(list)})
+#define CV_FOLD_NO_ROW UINT16_MAX
+uint32_t cv_fold_op_kind_slow(cv_fold_ops *k, cv_fold *f, carve_node_id n);
+/* Node n's kind: k when it is the ONNX (default domain) op names[k - 1]
+ * (cv_node_is), 0 when none of them. Inline: a sweep asks it of every node,
+ * and the node's row is cached in f->nodes for the whole fold (a node's op
+ * and the model's opsets do not change while folding). */
+static inline uint32_t cv_fold_op_kind(cv_fold_ops *k, cv_fold *f, carve_node_id n)
+{
+    uint16_t row = n < f->cap ? f->nodes[n].row : 0;
+    uint8_t r = row && row != CV_FOLD_NO_ROW && k->by_row ? k->by_row[row - 1] : 0;
+    return r ? r - 1u : cv_fold_op_kind_slow(k, f, n);
+}
+void cv_fold_ops_free(cv_fold_ops *k);
+/* A pass that looked up node n's row d (cv_op_for_node) leaves it in the
+ * cache for the passes after it. */
+void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def *d);
 /* Replaces reads of `from` by `to` in the nodes of graph g and its
  * subgraphs (and in those subgraphs' outputs when `outputs`). */
 void cv_fold_replace_reads(carve_model *m, carve_graph_id g, carve_value_id from, carve_value_id to, bool outputs);

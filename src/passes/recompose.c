@@ -37,12 +37,19 @@ typedef struct rc_match {
     bool tanh;                /* gelu */
 } rc_match;
 
-typedef bool (*rc_matcher)(cv_fold *f, carve_node_id last, rc_match *mt);
+/* last: the pattern's last node, of kind `kind` (RC_*, below) */
+typedef bool (*rc_matcher)(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt);
+
+/* op-list: data (the ops a pattern may end in; RC_* are their kinds) */
+static const char *const last_ops[] = {"Add", "Mul", "Div"};
+enum { RC_ADD = 1, RC_MUL, RC_DIV };
+#define RC_ENDS(k) (1u << (k))
 
 typedef struct rc_pattern {
     const char *name;
     const char *op;    /* the op it makes */
     int since;         /* first ai.onnx opset with that op */
+    uint32_t ends;     /* RC_ENDS of the kinds its last node may be: no walk starts elsewhere */
     rc_matcher match;
 } rc_pattern;
 
@@ -198,7 +205,7 @@ static bool per_feature(const carve_model *m, carve_value_id c, carve_value_id x
 
 /* ---------------------------------------------------------------- layer_norm */
 
-static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
+static bool match_layer_norm(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt)
 {
     carve_model *m = f->m;
     carve_graph_id g = m->nodes[last].graph;
@@ -206,7 +213,7 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
     carve_value_id beta = CARVE_NONE, gamma = CARVE_NONE;
     const cv_node *n = &m->nodes[last];
     /* optional affine tail: Add(Mul(norm, gamma), beta) or Mul(norm, gamma) */
-    if (cv_node_is(n, "Add") && n->n_in == 2) {
+    if (kind == RC_ADD && n->n_in == 2) {
         for (int s = 0; s < 2 && add_b == CARVE_NONE; s++)
             if (cv_fold_const(m, n->in[1 - s]) && prod_op(f, n->in[s], g, "Mul") != CARVE_NONE) {
                 add_b = last;
@@ -215,7 +222,7 @@ static bool match_layer_norm(cv_fold *f, carve_node_id last, rc_match *mt)
             }
         if (add_b == CARVE_NONE)
             return false;
-    } else if (cv_node_is(n, "Mul")) {
+    } else if (kind == RC_MUL) {
         mul_g = last;
     }
     if (mul_g != CARVE_NONE) {
@@ -329,7 +336,7 @@ static bool relu6(const carve_model *m, carve_node_id c)
     return n->n_in == 3 && scalar_is(m, n->in[1], 0.0) && scalar_is(m, n->in[2], 6.0);
 }
 
-static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
+static bool match_hard_swish(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt)
 {
     carve_model *m = f->m;
     carve_graph_id g = m->nodes[last].graph;
@@ -337,7 +344,7 @@ static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
     if (n->n_in != 2 || n->n_out != 1 || n->out[0] == CARVE_NONE)
         return false;
     /* x * HardSigmoid(x) with alpha 1/6, beta 1/2 */
-    if (cv_node_is(n, "Mul")) {
+    if (kind == RC_MUL) {
         for (int s = 0; s < 2; s++) {
             carve_node_id hs = prod_op(f, n->in[s], g, "HardSigmoid");
             if (hs == CARVE_NONE || m->nodes[hs].in[0] != n->in[1 - s])
@@ -350,9 +357,9 @@ static bool match_hard_swish(cv_fold *f, carve_node_id last, rc_match *mt)
     }
     /* (x * Clip(x + 3, 0, 6)) / 6, or the product times 1/6 */
     carve_value_id prod = CARVE_NONE;
-    if (cv_node_is(n, "Div") && scalar_is(m, n->in[1], 6.0))
+    if (kind == RC_DIV && scalar_is(m, n->in[1], 6.0))
         prod = n->in[0];
-    else if (cv_node_is(n, "Mul"))
+    else if (kind == RC_MUL)
         prod = with_scalar(m, n, 1.0 / 6.0);
     carve_node_id mul = prod == CARVE_NONE ? CARVE_NONE : prod_op(f, prod, g, "Mul");
     if (mul == CARVE_NONE)
@@ -410,12 +417,12 @@ static bool gelu_core(cv_fold *f, carve_node_id add1, carve_value_id x, rc_match
     return push(mt, pw) && push(mt, k) && push(mt, add) && push(mt, s) && push(mt, th) && push(mt, add1);
 }
 
-static bool match_gelu(cv_fold *f, carve_node_id last, rc_match *mt)
+static bool match_gelu(cv_fold *f, carve_node_id last, uint32_t kind, rc_match *mt)
 {
     carve_model *m = f->m;
     carve_graph_id g = m->nodes[last].graph;
     const cv_node *n = &m->nodes[last];
-    if (!cv_node_is(n, "Mul") || n->n_in != 2)
+    if (kind != RC_MUL || n->n_in != 2)
         return false;
     /* (x * (1 + erf)) * 0.5 */
     carve_value_id p = with_scalar(m, n, 0.5);
@@ -450,9 +457,9 @@ static bool match_gelu(cv_fold *f, carve_node_id last, rc_match *mt)
 
 /* op-list: data (a declared pattern table) */
 static const rc_pattern patterns[] = {
-    {"layer_norm", "LayerNormalization", 17, match_layer_norm},
-    {"hard_swish", "HardSwish", 14, match_hard_swish},
-    {"gelu", "Gelu", 20, match_gelu},
+    {"layer_norm", "LayerNormalization", 17, RC_ENDS(RC_ADD) | RC_ENDS(RC_MUL) | RC_ENDS(RC_DIV), match_layer_norm},
+    {"hard_swish", "HardSwish", 14, RC_ENDS(RC_MUL) | RC_ENDS(RC_DIV), match_hard_swish},
+    {"gelu", "Gelu", 20, RC_ENDS(RC_MUL), match_gelu},
 };
 
 /* ---------------------------------------------------------------- driver */
@@ -604,6 +611,7 @@ static carve_status rewrite(cv_fold *f, cv_recomp_cfg *rc, const rc_pattern *p, 
 typedef struct {
     cv_recomp_cfg *rc;
     bool on[sizeof patterns / sizeof patterns[0]]; /* the model's opset has it and the targets want it */
+    cv_fold_ops last; /* last_ops */
 } recompose_sweep;
 
 /* last nodes first, so the longest form of a pattern (with its affine
@@ -618,11 +626,12 @@ static carve_status recompose_graph(cv_fold *f, carve_graph_id g, const cv_ids *
         carve_node_id id = nodes->v[i];
         if (m->nodes[id].dead)
             continue;
-        for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++) {
-            if (!w->on[p])
+        uint32_t kind = cv_fold_op_kind(&w->last, f, id);
+        for (size_t p = 0; kind && p < sizeof patterns / sizeof patterns[0]; p++) {
+            if (!w->on[p] || !(patterns[p].ends & RC_ENDS(kind)))
                 continue;
             rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
-            if (!patterns[p].match(f, id, &mt) || !member_ok(f, w->rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
+            if (!patterns[p].match(f, id, kind, &mt) || !member_ok(f, w->rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
                 continue;
             s = rewrite(f, w->rc, &patterns[p], id, i, &mt);
             break;
@@ -631,21 +640,24 @@ static carve_status recompose_graph(cv_fold *f, carve_graph_id g, const cv_ids *
     return s;
 }
 
-/* The next graph's patterns see the uses as this graph's rewrites left them. */
+/* The next graph's patterns see the uses as this graph's rewrites left them
+ * (counted again only when it rewrote something). */
 static carve_status recount(cv_fold *f, carve_graph_id g, const cv_ids *nodes, void *arg)
 {
     (void)g, (void)nodes, (void)arg;
-    return cv_fold_count_uses(f);
+    return cv_fold_uses(f);
 }
 
 carve_status cv_fold_recompose(cv_fold *f, cv_recomp_cfg *rc)
 {
     int64_t opset = carve_model_opset(f->m, "");
-    recompose_sweep w = {.rc = rc};
+    recompose_sweep w = {.rc = rc, .last = CV_FOLD_OPS(last_ops)};
     /* asked once, not per node */
     for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++)
         w.on[p] = opset >= patterns[p].since && (!rc->wants || rc->wants(patterns[p].op, rc->user));
-    return cv_fold_sweep(f, recompose_graph, recount, &w, "recomposing");
+    carve_status s = cv_fold_sweep(f, recompose_graph, recount, &w, "recomposing");
+    cv_fold_ops_free(&w.last);
+    return s;
 }
 
 void cv_recomp_free(cv_recomp_cfg *rc)
