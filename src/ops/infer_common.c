@@ -6,14 +6,6 @@
 
 #include <string.h>
 
-const cv_type *cv_infer_in(cv_ictx *c, uint32_t i)
-{
-    const cv_node *n = &c->m->nodes[c->node];
-    if (i >= n->n_in || n->in[i] == CARVE_NONE)
-        return NULL;
-    return &c->m->values[n->in[i]].type;
-}
-
 /* The same dims, dim by dim (a symbolic dim by its name's pointer). */
 static bool same_dims(const carve_dim *a, const carve_dim *b, int rank)
 {
@@ -33,6 +25,8 @@ carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, c
     cv_type *t = &v->type;
     if (t->kind == CARVE_TYPE_OTHER)
         return CARVE_OK;
+    if (t->kind != CARVE_TYPE_TENSOR && rank >= 0 && dims)
+        return carve_value_set_type(m, n->out[i], dtype, rank, dims); /* nothing declared: nothing to merge */
     if (t->kind == CARVE_TYPE_TENSOR && dtype && t->dtype == dtype && rank >= 0 && t->rank == rank && dims &&
         same_dims(t->dims, dims, rank))
         return CARVE_OK; /* what it has already (each pass infers again): nothing to check or merge */

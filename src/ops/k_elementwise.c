@@ -451,8 +451,9 @@ static void fmt_type_shape(char *buf, size_t sz, const cv_type *t)
         snprintf(buf + o, sz - o, "]");
 }
 
-/* Inputs [first, last] must share a dtype where known. */
-static carve_status same_dtypes(cv_ictx *c, uint32_t first, uint32_t last)
+/* The first of inputs (first, last] whose dtype is known and not input
+ * first's (known too); 0 when none. */
+static uint32_t other_dtype(cv_ictx *c, uint32_t first, uint32_t last)
 {
     const cv_node *n = &c->m->nodes[c->node];
     const cv_type *t0 = cv_infer_in(c, first);
@@ -460,19 +461,31 @@ static carve_status same_dtypes(cv_ictx *c, uint32_t first, uint32_t last)
         const cv_type *t = cv_infer_in(c, i);
         if (t0 && t && t0->kind == CARVE_TYPE_TENSOR && t->kind == CARVE_TYPE_TENSOR && t0->dtype && t->dtype &&
             t0->dtype != t->dtype)
-            return cv_ierr(c, "input %u '%s' is %s but input %u '%s' is %s", i, c->m->values[n->in[i]].name,
-                             carve_dtype_name(t->dtype), first, c->m->values[n->in[first]].name,
-                             carve_dtype_name(t0->dtype));
+            return i;
     }
-    return CARVE_OK;
+    return 0;
+}
+
+static carve_status dtype_err(cv_ictx *c, uint32_t first, uint32_t i)
+{
+    const cv_node *n = &c->m->nodes[c->node];
+    return cv_ierr(c, "input %u '%s' is %s but input %u '%s' is %s", i, c->m->values[n->in[i]].name,
+                   carve_dtype_name(c->m->values[n->in[i]].type.dtype), first, c->m->values[n->in[first]].name,
+                   carve_dtype_name(c->m->values[n->in[first]].type.dtype));
+}
+
+/* Inputs [first, last] must share a dtype where known. */
+static carve_status same_dtypes(cv_ictx *c, uint32_t first, uint32_t last)
+{
+    uint32_t i = other_dtype(c, first, last);
+    return i ? dtype_err(c, first, i) : CARVE_OK;
 }
 
 static carve_status binary_infer(cv_ictx *c, bool to_bool)
 {
-    const cv_node *n = &c->m->nodes[c->node];
-    carve_status s;
-    if (strcmp(n->op, "Pow") && (s = same_dtypes(c, 0, 1)))
-        return s;
+    uint32_t i = other_dtype(c, 0, 1);
+    if (i && strcmp(c->m->nodes[c->node].op, "Pow")) /* Pow's exponent may be of another type */
+        return dtype_err(c, 0, i);
     if (c->opset < 7 && cv_attr_i(c->m, c->node, "broadcast", 0))
         return cv_infer_like(c, 0, 0, to_bool ? CARVE_BOOL : CARVE_UNDEFINED);
     return to_bool ? i_bcast_bool(c) : i_bcast(c);

@@ -47,18 +47,26 @@ static size_t tc_first(const char *op)
     return lo < N_TC && !strcmp(tc_rows[lo].op, op) ? lo : N_TC;
 }
 
-static uint32_t tc_mask(size_t first, int64_t opset, uint32_t input)
+/* One past the last tc_rows row of the op whose first row is `first`. */
+static size_t tc_end(size_t first)
+{
+    size_t i = first;
+    while (i < N_TC && (tc_rows[i].op == tc_rows[first].op || !strcmp(tc_rows[i].op, tc_rows[first].op)))
+        i++;
+    return i;
+}
+
+/* The constraints of rows [first, end) of one op at opset: its newest row
+ * not after opset. */
+static cv_tcons tc_at(size_t first, size_t end, int64_t opset)
 {
     const tc_row *best = NULL;
-    const char *op = tc_rows[first].op;
-    for (size_t i = first; i < N_TC && (tc_rows[i].op == op || !strcmp(tc_rows[i].op, op)); i++)
+    for (size_t i = first; i < end; i++)
         if (tc_rows[i].since <= opset)
             best = &tc_rows[i];
     if (!best || !best->n)
-        return 0;
-    if (input >= best->n)
-        return best->variadic_last ? best->mask[best->n - 1] : 0;
-    return best->mask[input];
+        return (cv_tcons){NULL, 0, false};
+    return (cv_tcons){best->mask, best->n, best->variadic_last};
 }
 
 uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, uint32_t input)
@@ -66,27 +74,30 @@ uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, u
     if ((domain && *domain && strcmp(domain, "ai.onnx")) || opset > CV_TYPECONS_OPSET)
         return 0; /* newer than the schemas the table was made from: not checked */
     size_t first = tc_first(op);
-    return first < N_TC ? tc_mask(first, opset, input) : 0;
+    return first < N_TC ? cv_tcons_mask(tc_at(first, tc_end(first), opset), input) : 0;
 }
 
-/* Per op table row: its op's first tc_rows row (made once; inference asks
- * for every input of every node, and a search compares names). */
-static uint16_t tc_of_def[sizeof table / sizeof *table];
+/* Per op table row: its op's tc_rows rows [first, end) (made once;
+ * inference asks for every node, and a search compares names). */
+static uint16_t tc_of_def[sizeof table / sizeof *table][2];
 static pthread_once_t tc_of_def_once = PTHREAD_ONCE_INIT;
 static void make_tc_of_def(void)
 {
     _Static_assert(N_TC < UINT16_MAX, "typecons.def too large for its index");
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-        tc_of_def[i] = (uint16_t)(*table[i].domain ? N_TC : tc_first(table[i].name));
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
+        size_t first = *table[i].domain ? N_TC : tc_first(table[i].name);
+        tc_of_def[i][0] = (uint16_t)first;
+        tc_of_def[i][1] = (uint16_t)(first < N_TC ? tc_end(first) : N_TC);
+    }
 }
 
-uint32_t cv_type_constraint_def(const cv_op_def *def, int64_t opset, uint32_t input)
+cv_tcons cv_type_constraints_def(const cv_op_def *def, int64_t opset)
 {
     if (opset > CV_TYPECONS_OPSET)
-        return 0;
+        return (cv_tcons){NULL, 0, false};
     pthread_once(&tc_of_def_once, make_tc_of_def);
-    size_t first = tc_of_def[def - table];
-    return first < N_TC ? tc_mask(first, opset, input) : 0;
+    const uint16_t *r = tc_of_def[def - table];
+    return tc_at(r[0], r[1], opset);
 }
 
 int64_t cv_opset_newest(const char *domain)
@@ -102,10 +113,11 @@ int64_t cv_opset_newest(const char *domain)
 
 carve_status cv_check_opsets(carve_model *m)
 {
+    bool onnx_newer = carve_model_opset(m, "") > CV_ONNX_OPSET_NEWEST;
     for (carve_node_id id = 0; id < m->n_nodes; id++) {
         const cv_node *n = &m->nodes[id];
-        if (n->dead)
-            continue;
+        if (n->dead || (!*n->domain && !onnx_newer))
+            continue; /* most nodes: ai.onnx, checked once */
         int64_t newest = cv_opset_newest(n->domain);
         int64_t have = carve_model_opset(m, n->domain);
         if (newest && have > newest)
@@ -192,7 +204,7 @@ const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
     return best;
 }
 
-const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n)
+const cv_op_def *cv_op_for_node_memo(const carve_model *m, carve_node_id n, cv_op_memo *memo)
 {
     /* Cached on the node (a cache, not model state: hence the cast); the
      * model's opset_gen moves whenever an opset changes, onnx_opset_gen only
@@ -202,9 +214,32 @@ const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n)
     uint32_t gen = *nd->domain ? m->opset_gen : m->onnx_opset_gen;
     if (nd->def_gen == gen)
         return nd->def;
+    const uint32_t n_memo = memo ? sizeof memo->e / sizeof *memo->e : 0;
+    for (uint32_t i = 0; i < n_memo; i++) {
+        const char *op = memo->e[i].op, *dom = memo->e[i].domain;
+        if (op && memo->e[i].gen == gen && (op == nd->op || (op[0] == nd->op[0] && !strcmp(op, nd->op))) &&
+            (dom == nd->domain || !strcmp(dom, nd->domain))) {
+            memo->e[i].op = nd->op; /* the next nodes of a run share this node's name */
+            nd->def = memo->e[i].def;
+            nd->def_gen = gen;
+            if (i) { /* to the front: asked first next time */
+                struct cv_op_memo_entry e = memo->e[i];
+                memo->e[i] = memo->e[0];
+                memo->e[0] = e;
+            }
+            return nd->def;
+        }
+    }
     int64_t opset = carve_model_opset(m, nd->domain);
     nd->def = cv_op_find(nd->domain, nd->op, opset);
     nd->def_gen = gen;
+    if (memo) { /* in at the front, the last out */
+        memmove(&memo->e[1], &memo->e[0], (n_memo - 1) * sizeof memo->e[0]);
+        memo->e[0].op = nd->op;
+        memo->e[0].domain = nd->domain;
+        memo->e[0].gen = gen;
+        memo->e[0].def = nd->def;
+    }
     return nd->def;
 }
 

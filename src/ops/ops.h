@@ -241,7 +241,13 @@ typedef struct cv_ictx {
 /* Sets output i's type. Errors if a known type contradicts it. */
 carve_status cv_infer_set(cv_ictx *c, uint32_t i, carve_dtype dtype, int rank, const carve_dim *dims);
 /* Input i's type (NULL when the input is omitted). */
-const cv_type *cv_infer_in(cv_ictx *c, uint32_t i);
+static inline const cv_type *cv_infer_in(cv_ictx *c, uint32_t i)
+{
+    const cv_node *n = &c->m->nodes[c->node];
+    if (i >= n->n_in || n->in[i] == CARVE_NONE)
+        return NULL;
+    return &c->m->values[n->in[i]].type;
+}
 typedef carve_status (*cv_infer_fn)(cv_ictx *c);
 /* Output `out` gets input `in`'s shape, with dtype (or in's dtype when
  * CARVE_UNDEFINED). */
@@ -329,8 +335,27 @@ typedef struct cv_op_def {
 /* The row for (domain, op) at `opset`: the row with the largest since <=
  * opset. NULL when carve does not know the op at that version. */
 const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset);
-/* The row for a node of a model (its domain's opset). */
-const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n);
+/* The rows found last, by op and domain name: a walk over many nodes of
+ * few ops finds most rows without a search. Zeroed before the walk. */
+typedef struct cv_op_memo {
+    struct cv_op_memo_entry {
+        const char *op, *domain;
+        uint32_t gen; /* the opset generation the row was found at */
+        const cv_op_def *def;
+    } e[4]; /* the last asked first */
+} cv_op_memo;
+/* The row for a node of a model (its domain's opset), with memo (NULL:
+ * none) when the node's cached row is stale. */
+const cv_op_def *cv_op_for_node_memo(const carve_model *m, carve_node_id n, cv_op_memo *memo);
+/* The row for a node of a model: cached on the node (the stages ask for
+ * every node many times), found again when an opset moved. */
+static inline const cv_op_def *cv_op_for_node(const carve_model *m, carve_node_id n)
+{
+    const cv_node *nd = &m->nodes[n];
+    if (nd->def_gen == (*nd->domain ? m->opset_gen : m->onnx_opset_gen))
+        return nd->def;
+    return cv_op_for_node_memo(m, n, NULL);
+}
 /* After an opset change: every live node's row again, from `before` (its
  * row before the change, by node id; NULL entries are looked up afresh),
  * one search per distinct row. Returns whether every row stayed the same;
@@ -345,7 +370,8 @@ static inline bool cv_op_has(const carve_model *m, carve_node_id n, uint32_t fla
 }
 /* Does node n fit its row: input and output counts in range, and (but for
  * control-flow ops, whose Loop takes "" for M) every input below in_min
- * given? When not, why says how, naming the node. Kernels may assume it. */
+ * given? When not, why says how, naming the node (why may be NULL with
+ * whysz 0). Kernels may assume it. */
 bool cv_node_fits(const carve_model *m, carve_node_id n, const cv_op_def *def, char *why, size_t whysz);
 size_t cv_op_count(void);
 /* ONNX's type constraint on input `input` of op (domain "" or "ai.onnx")
@@ -353,8 +379,20 @@ size_t cv_op_count(void);
  * not checked (another domain, an opset newer than the schemas of
  * typecons.def, a sequence or optional input). */
 uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, uint32_t input);
-/* The same for a node whose op table row is def (its op, its domain). */
-uint32_t cv_type_constraint_def(const cv_op_def *def, int64_t opset, uint32_t input);
+/* All of them for a node whose op table row is def (its op, its domain):
+ * input i's mask is cv_tcons_mask(tc, i). */
+typedef struct cv_tcons {
+    const uint32_t *mask; /* by input; NULL: nothing checked */
+    uint8_t n;            /* inputs with a mask */
+    bool variadic_last;   /* inputs from n on take the last mask */
+} cv_tcons;
+cv_tcons cv_type_constraints_def(const cv_op_def *def, int64_t opset);
+static inline uint32_t cv_tcons_mask(cv_tcons tc, uint32_t input)
+{
+    if (!tc.n)
+        return 0;
+    return input < tc.n ? tc.mask[input] : tc.variadic_last ? tc.mask[tc.n - 1] : 0;
+}
 /* The newest opset of the ONNX domain carve knows: ONNX 1.16's op set 21,
  * the newest with rows in the table (GroupNormalization-21, blocked and
  * 4-bit QuantizeLinear/DequantizeLinear-21); opset 22 and later change ops

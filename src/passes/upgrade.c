@@ -39,6 +39,7 @@ typedef struct up {
     carve_status err;
     bool changed;  /* the node at hand was rewritten */
     bool plain;    /* the node at hand has no rule (set by upgrade_node) */
+    bool named;    /* a rule named the op of the node at hand (set by is()) */
     cv_ids todo;   /* the nodes the dry walk found something to do for, in walk order */
     char why[400];
 } up;
@@ -75,8 +76,15 @@ static bool nomem(up *u)
     return false;
 }
 
-/* First bytes compared first: every node is asked about 40 names, twice. */
-static bool is(const cv_node *n, const char *op) { return n->op[0] == op[0] && !strcmp(n->op, op); }
+/* First bytes compared first: every node is asked about 40 names, twice.
+ * A match is noted: an op no rule names at the model's opsets has nothing
+ * but consumed_inputs to drop (walk_dry asks once per op). */
+static bool is(up *u, const cv_node *n, const char *op)
+{
+    bool y = n->op[0] == op[0] && !strcmp(n->op, op);
+    u->named |= y;
+    return y;
+}
 
 static bool has_attr(const carve_model *m, carve_node_id id, const char *name)
 {
@@ -278,7 +286,7 @@ static bool up_resize_legacy(up *u, carve_node_id id)
 {
     carve_model *m = u->m;
     const cv_node *n = &m->nodes[id];
-    bool ups = is(n, "Upsample");
+    bool ups = is(u, n, "Upsample");
     const char *mode = cv_attr_s(m, id, "mode", "nearest");
     bool nearest = !strcmp(mode, "nearest");
     if (!nearest && strcmp(mode, "linear") && strcmp(mode, "bilinear"))
@@ -524,26 +532,28 @@ static bool up_legacy_broadcast(up *u, carve_node_id id)
     return true;
 }
 
-static bool is_reduce(const cv_node *n)
+static bool is_reduce(up *u, const cv_node *n)
 {
     /* op-list: data (ONNX's version history: the ops an upgrade step changes) */
     static const char *const r[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
                                     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
                                     NULL};
+    if (strncmp(n->op, "Reduce", 6))
+        return false; /* most nodes: one compare */
     for (int i = 0; r[i]; i++)
-        if (n->op[0] == r[i][0] && !strcmp(n->op, r[i]))
-            return true;
+        if (!strcmp(n->op, r[i]))
+            return u->named = true;
     return false;
 }
 
-static bool is_legacy_bcast(const cv_node *n)
+static bool is_legacy_bcast(up *u, const cv_node *n)
 {
     /* op-list: data (ONNX's version history: the ops an upgrade step changes) */
     static const char *const r[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater",
                                     "Less", "Gemm", NULL};
     for (int i = 0; r[i]; i++)
         if (n->op[0] == r[i][0] && !strcmp(n->op, r[i]))
-            return true;
+            return u->named = true;
     return false;
 }
 
@@ -554,6 +564,7 @@ static bool upgrade_node(up *u, carve_node_id id)
     const cv_node *n = &m->nodes[id];
     int64_t v = u->from;
     u->plain = false;
+    u->named = false;
     if (*n->domain) {
         u->plain = true; /* other domains keep their opsets, consumed_inputs included */
         return true;
@@ -562,30 +573,30 @@ static bool upgrade_node(up *u, carve_node_id id)
         drop_attr(u, id, "consumed_inputs"); /* ignored since opset 6 */
     /* The opset test of each rule comes before its name test: a model near
      * the newest opset passes most rules at one comparison each. */
-    if (v < 13 && (is(n, "Softmax") || is(n, "LogSoftmax") || is(n, "Hardmax")))
+    if (v < 13 && (is(u, n, "Softmax") || is(u, n, "LogSoftmax") || is(u, n, "Hardmax")))
         return up_softmax(u, id);
-    if (is(n, "Upsample") || (v < 11 && is(n, "Resize")))
+    if (is(u, n, "Upsample") || (v < 11 && is(u, n, "Resize")))
         return up_resize_legacy(u, id);
-    if (v < 13 && is(n, "Resize") && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
+    if (v < 13 && is(u, n, "Resize") && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
                                               "tf_half_pixel_for_nn"))
         return refuse(u, id, "coordinate_transformation_mode tf_half_pixel_for_nn was removed in opset 13");
-    if (v < 10 && is(n, "Slice")) {
+    if (v < 10 && is(u, n, "Slice")) {
         const int64_t *p;
         if (cv_attr_ints(m, id, "starts", &p) < 0 || cv_attr_ints(m, id, "ends", &p) < 0)
             return refuse(u, id, "no starts or ends attribute");
         return attr_to_input(u, id, "starts", 1) && attr_to_input(u, id, "ends", 2) && attr_to_input(u, id, "axes", 3);
     }
-    if (v < 11 && is(n, "Pad"))
+    if (v < 11 && is(u, n, "Pad"))
         return up_pad(u, id);
-    if (v < 11 && is(n, "Clip"))
+    if (v < 11 && is(u, n, "Clip"))
         return up_clip(u, id);
-    if (v < 13 && (is(n, "Squeeze") || is(n, "Unsqueeze")))
+    if (v < 13 && (is(u, n, "Squeeze") || is(u, n, "Unsqueeze")))
         return attr_to_input(u, id, "axes", 1);
-    if (v < 18 && is_reduce(n) && v < (is(n, "ReduceSum") ? 13 : 18) && u->to >= (is(n, "ReduceSum") ? 13 : 18))
+    if (v < 18 && is_reduce(u, n) && v < (is(u, n, "ReduceSum") ? 13 : 18) && u->to >= (is(u, n, "ReduceSum") ? 13 : 18))
         return attr_to_input(u, id, "axes", 1);
-    if (is(n, "Split"))
+    if (is(u, n, "Split"))
         return up_split(u, id);
-    if (v < 10 && is(n, "TopK")) {
+    if (v < 10 && is(u, n, "TopK")) {
         int64_t k = cv_attr_i(m, id, "k", -1);
         if (k < 0)
             return refuse(u, id, "no k attribute");
@@ -594,23 +605,23 @@ static bool upgrade_node(up *u, carve_node_id id)
         drop_attr(u, id, "k");
         return ints_input(u, id, 1, "k", 1, &k);
     }
-    if (v < 5 && is(n, "Reshape")) {
+    if (v < 5 && is(u, n, "Reshape")) {
         const int64_t *p;
         if (cv_attr_ints(m, id, "shape", &p) < 0)
             return refuse(u, id, "no shape attribute");
         return attr_to_input(u, id, "shape", 1);
     }
-    if (is(n, "BatchNormalization"))
+    if (is(u, n, "BatchNormalization"))
         return up_batchnorm(u, id);
-    if (v < 12 && is(n, "Dropout"))
+    if (v < 12 && is(u, n, "Dropout"))
         return up_dropout(u, id);
-    if (v < 21 && u->to >= 21 && is(n, "GroupNormalization"))
+    if (v < 21 && u->to >= 21 && is(u, n, "GroupNormalization"))
         return up_groupnorm(u, id);
-    if (v < 4 && is(n, "Concat") && !has_attr(m, id, "axis"))
+    if (v < 4 && is(u, n, "Concat") && !has_attr(m, id, "axis"))
         return u->dry || set_int(u, id, "axis", 1);
-    if (v < 7 && is_legacy_bcast(n))
+    if (v < 7 && is_legacy_bcast(u, n))
         return up_legacy_broadcast(u, id);
-    if (is(n, "Scatter")) {
+    if (is(u, n, "Scatter")) {
         if (u->dry)
             return true;
         cv_node *w = &m->nodes[id]; /* same meaning, new name (see up_resize_legacy) */
@@ -620,14 +631,14 @@ static bool upgrade_node(up *u, carve_node_id id)
         u->changed = true;
         return w->op ? true : nomem(u);
     }
-    if (v < 16 && is(n, "RoiAlign") && !has_attr(m, id, "coordinate_transformation_mode"))
+    if (v < 16 && is(u, n, "RoiAlign") && !has_attr(m, id, "coordinate_transformation_mode"))
         return u->dry || set_str(u, id, "coordinate_transformation_mode", "output_half_pixel");
-    if (v < 20 && u->to >= 20 && is(n, "GridSample")) {
+    if (v < 20 && u->to >= 20 && is(u, n, "GridSample")) {
         const char *md = cv_attr_s(m, id, "mode", "bilinear");
         const char *nw = !strcmp(md, "bilinear") ? "linear" : !strcmp(md, "bicubic") ? "cubic" : NULL;
         return u->dry || !nw || set_str(u, id, "mode", nw);
     }
-    if (v < 20 && u->to >= 20 && is(n, "DFT")) {
+    if (v < 20 && u->to >= 20 && is(u, n, "DFT")) {
         int64_t ax = cv_attr_i(m, id, "axis", 1);
         if (u->dry)
             return true;
@@ -638,13 +649,13 @@ static bool upgrade_node(up *u, carve_node_id id)
             return nomem(u);
         return true;
     }
-    if (v < 6 && is(n, "Cast"))
+    if (v < 6 && is(u, n, "Cast"))
         return refuse(u, id, "'to' is a type name string (opset < 6)");
-    if (v < 6 && is(n, "Tile"))
+    if (v < 6 && is(u, n, "Tile"))
         return refuse(u, id, "Tile-1's tiles and axis inputs have no rewrite here");
-    if (v < 9 && is(n, "Scan"))
+    if (v < 9 && is(u, n, "Scan"))
         return refuse(u, id, "Scan-8's batch form has no rewrite here");
-    if (v < 2 && (is(n, "LpPool") || is(n, "GlobalLpPool")))
+    if (v < 2 && (is(u, n, "LpPool") || is(u, n, "GlobalLpPool")))
         return refuse(u, id, "p is a float before opset 2");
     u->plain = !*n->domain && !has_attr(m, id, "consumed_inputs");
     return true;
@@ -652,21 +663,38 @@ static bool upgrade_node(up *u, carve_node_id id)
 
 /* The dry walk: every node of every graph is checked (none changed); the
  * nodes with something to do go to u->todo. A node with no rule (u->plain)
- * is left out: the real walk would not change it. */
+ * is left out: the real walk would not change it. An ai.onnx op no rule
+ * named (by op table row) has only its consumed_inputs to check. */
 static bool walk_dry(up *u, const cv_ids *graphs)
 {
     carve_model *m = u->m;
-    for (uint32_t k = 0; k < graphs->n; k++) {
+    uint8_t *nameless = cv_malloc(cv_op_count()); /* by row: 0 not seen, 1 named, 2 nameless */
+    if (!nameless)
+        return nomem(u);
+    memset(nameless, 0, cv_op_count());
+    bool ok = true;
+    for (uint32_t k = 0; ok && k < graphs->n; k++) {
         const cv_graph *g = &m->graphs[graphs->v[k]];
-        for (uint32_t i = 0; i < g->nodes.n; i++) {
+        for (uint32_t i = 0; ok && i < g->nodes.n; i++) {
             carve_node_id id = g->nodes.v[i];
-            if (!upgrade_node(u, id))
-                return false;
+            const cv_op_def *def = *m->nodes[id].domain ? NULL : cv_op_for_node(m, id);
+            uint8_t *seen = def ? &nameless[def - cv_op_at(0)] : NULL;
+            if (seen && *seen == 2) {
+                u->plain = !m->nodes[id].n_attr || !has_attr(m, id, "consumed_inputs");
+            } else {
+                if (!upgrade_node(u, id)) {
+                    ok = false;
+                    break;
+                }
+                if (seen)
+                    *seen = u->named ? 1 : 2;
+            }
             if (!u->plain && !cv_ids_push(&u->todo, id))
-                return nomem(u);
+                ok = nomem(u);
         }
     }
-    return true;
+    cv_free(nameless);
+    return ok;
 }
 
 /* The real walk over the nodes the dry walk listed (pieces are inserted
