@@ -136,16 +136,16 @@ static void jstr(jw *w, const char *s) { jstr_n(w, s, strlen(s)); }
  * there, already quoted and escaped. */
 static inline void jcopy(jw *w, uint64_t at)
 {
-    size_t off = (size_t)(at >> 24), n = (size_t)(at & 0xffffff);
-    if (!cv_buf_reserve(&w->b, n + 16))
+    size_t off = (size_t)(at >> 24), n = (size_t)(at & 0xffffff), k = w->b.n;
+    if (k + n + 17 > w->b.cap && !cv_buf_grow(&w->b, n + 16))
         return;
-    char *o = w->b.s + w->b.n;
-    if (n <= 16 && off + 16 <= w->b.n)
-        memcpy(o, w->b.s + off, 16); /* one move: the bytes after it are overwritten next */
+    char *s = w->b.s;
+    if (n <= 16 && off + 16 <= k)
+        memcpy(s + k, s + off, 16); /* one move: the bytes after it are overwritten next */
     else
-        memcpy(o, w->b.s + off, n);
-    w->b.n += n;
-    o[n] = 0;
+        memcpy(s + k, s + off, n);
+    s[k + n] = 0;
+    w->b.n = k + n;
 }
 
 /* jstr, noting where the string went in *at (unless it is too long). */
@@ -160,7 +160,7 @@ static inline void jstr_at(jw *w, const char *s, uint64_t *at)
 
 /* A node's name, a value's name (CARVE_NONE: ""), a string seen by its
  * address: copied from where it was first written. */
-static void jnode(jw *w, const carve_model *m, carve_node_id id)
+static inline void jnode(jw *w, const carve_model *m, carve_node_id id)
 {
     if (id < w->n_nodes && w->at[id])
         jcopy(w, w->at[id]);
@@ -169,7 +169,7 @@ static void jnode(jw *w, const carve_model *m, carve_node_id id)
     else
         jstr(w, m->nodes[id].name);
 }
-static void jvalue(jw *w, const carve_model *m, carve_value_id v)
+static inline void jvalue(jw *w, const carve_model *m, carve_value_id v)
 {
     uint64_t *at = v < w->n_values ? &w->at[(size_t)w->n_nodes + v] : NULL;
     if (v == CARVE_NONE)
@@ -583,9 +583,10 @@ carve_status cv_report_io_take(cv_lower *lw)
 
 static void value_names(jw *w, const carve_model *m, const carve_value_id *v, uint32_t n)
 {
-    jopen(w, '[');
+    cv_buf_put(&w->b, "[", 1);
     for (uint32_t k = 0; k < n; k++) {
-        jsep(w);
+        if (k)
+            cv_buf_put(&w->b, ",", 1);
         jvalue(w, m, v[k]);
     }
     jclose(w, ']');
