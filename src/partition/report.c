@@ -74,6 +74,44 @@ static inline bool word_escape(uint64_t x)
     return (((x - lo * 0x20) & ~x & hi) | ((q - lo) & ~q & hi) | ((b - lo) & ~b & hi)) != 0;
 }
 
+/* The eight bytes at p, those from n on counted as 'a' (n < 8). */
+static inline uint64_t word_head(const char *p, size_t n)
+{
+    uint64_t x, keep = ~(uint64_t)0 >> (64 - 8 * n);
+    memcpy(&x, p, 8);
+    return (x & keep) | (0x6161616161616161ull & ~keep);
+}
+
+/* A string of up to 16 bytes that needs no escaping (nearly every name),
+ * without a call: copied, then the copy checked in two words (the
+ * buffer's bytes may be read past the end, the string's may not). False:
+ * not such a string, nothing written. */
+static inline __attribute__((always_inline)) bool jstr_short(jw *w, const char *s, size_t len)
+{
+    size_t k = w->b.n;
+    if (len > 16 || k + len + 19 > w->b.cap)
+        return false;
+    char *o = w->b.s + k;
+    copy_small(o + 1, s, len);
+    uint64_t x0, x1 = 0x6161616161616161ull;
+    if (len < 8) {
+        x0 = word_head(o + 1, len);
+    } else {
+        memcpy(&x0, o + 1, 8);
+        if (len < 16)
+            x1 = word_head(o + 9, len - 8);
+        else
+            memcpy(&x1, o + 9, 8);
+    }
+    if (word_escape(x0) || word_escape(x1))
+        return false;
+    o[0] = '"';
+    o[len + 1] = '"';
+    o[len + 2] = 0;
+    w->b.n = k + len + 2;
+    return true;
+}
+
 static void jstr_n(jw *w, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
@@ -130,7 +168,12 @@ static void jstr_n(jw *w, const char *s, size_t len)
     w->b.n = (size_t)(o - w->b.s);
 }
 
-static void jstr(jw *w, const char *s) { jstr_n(w, s, strlen(s)); }
+static inline __attribute__((always_inline)) void jstr(jw *w, const char *s)
+{
+    size_t len = strlen(s);
+    if (!jstr_short(w, s, len))
+        jstr_n(w, s, len);
+}
 
 /* A string written before, at `at` (offset << 24 | length): copied from
  * there, already quoted and escaped. */
@@ -183,7 +226,7 @@ static inline void jvalue(jw *w, const carve_model *m, carve_value_id v)
 }
 static void jconst(jw *w, const char *s)
 {
-    size_t h = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) & 63;
+    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58); /* Fibonacci hashing: 64 slots */
     if (w->seen[h].s == s) {
         jcopy(w, w->seen[h].at);
         return;
@@ -274,24 +317,30 @@ static void jint(jw *w, uint64_t a, bool minus)
     static const char two[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                               "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                               "8081828384858687888990919293949596979899";
-    char d[24], *e = d + sizeof d, *p = e;
+    if (!cv_buf_reserve(&w->b, 24))
+        return;
+    static const uint64_t ten[] = {10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+                                   100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+                                   1000000000000ull, 10000000000000ull, 100000000000000ull,
+                                   1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+                                   1000000000000000000ull, 10000000000000000000ull};
+    size_t nd = 1; /* digits: written back to front, straight into the buffer */
+    while (nd < 20 && a >= ten[nd - 1])
+        nd++;
+    char *o = w->b.s + w->b.n;
+    if (minus)
+        *o++ = '-';
+    char *p = o + nd;
     for (; a >= 100; a /= 100) {
         p -= 2;
         memcpy(p, two + 2 * (a % 100), 2);
     }
-    if (a >= 10) {
-        p -= 2;
-        memcpy(p, two + 2 * a, 2);
-    } else {
-        *--p = (char)('0' + a);
-    }
-    if (minus)
-        *--p = '-';
-    if (!cv_buf_reserve(&w->b, sizeof d))
-        return;
-    copy_small(w->b.s + w->b.n, p, (size_t)(e - p));
-    w->b.n += (size_t)(e - p);
-    w->b.s[w->b.n] = 0;
+    if (a >= 10)
+        memcpy(p - 2, two + 2 * a, 2);
+    else
+        p[-1] = (char)('0' + a);
+    o[nd] = 0;
+    w->b.n = (size_t)(o + nd - w->b.s);
 }
 
 static void jnum(jw *w, double v)
@@ -555,9 +604,10 @@ carve_status cv_report_io_take(cv_lower *lw)
         io->n_in[i] = nd->n_in;
         io->level[i] = 0;
         io->graph[i] = nd->graph;
-        memcpy(io->ids + k, nd->in, nd->n_in * sizeof *nd->in);
-        memcpy(io->ids + k + nd->n_in, nd->out, nd->n_out * sizeof *nd->out);
-        k += nd->n_in + nd->n_out;
+        for (uint32_t q = 0; q < nd->n_in; q++)
+            io->ids[k++] = nd->in[q];
+        for (uint32_t q = 0; q < nd->n_out; q++)
+            io->ids[k++] = nd->out[q];
     }
     io->start[n] = k;
     /* levels in each graph's (topological) node order: 1 + the largest
@@ -569,10 +619,10 @@ carve_status cv_report_io_take(cv_lower *lw)
             if (id >= n)
                 continue;
             uint32_t l = 0;
-            for (uint32_t q = 0; q < io->n_in[id]; q++) {
-                carve_value_id v = io->ids[io->start[id] + q];
+            for (uint32_t q = io->start[id], e = q + io->n_in[id]; q < e; q++) {
+                carve_value_id v = io->ids[q];
                 carve_node_id p = v == CARVE_NONE ? CARVE_NONE : m->values[v].producer;
-                if (p != CARVE_NONE && p < n && m->nodes[p].graph == g && io->level[p] + 1 > l)
+                if (p < n && io->graph[p] == g && io->level[p] + 1 > l)
                     l = io->level[p] + 1;
             }
             io->level[id] = l;
