@@ -131,25 +131,6 @@ static void field_data(wb *w, uint32_t field, const void *p, size_t n)
     tag(w, field, WT_LEN);
 }
 
-/* n bytes from s to o, n small, without a call: overlapping moves (the
- * buffer is written back to front: nothing past o + n may be touched). */
-static inline void copy_small(uint8_t *o, const char *s, size_t n)
-{
-    if (n > 16) {
-        memcpy(o, s, n);
-    } else if (n >= 8) {
-        memcpy(o, s, 8);
-        memcpy(o + n - 8, s + n - 8, 8);
-    } else if (n >= 4) {
-        memcpy(o, s, 4);
-        memcpy(o + n - 4, s + n - 4, 4);
-    } else if (n) {
-        o[0] = (uint8_t)s[0];
-        o[n / 2] = (uint8_t)s[n / 2];
-        o[n - 1] = (uint8_t)s[n - 1];
-    }
-}
-
 /* An optional string: written when set, even empty. Names are short:
  * the tag and a one-byte length go in with the bytes, in one step. */
 static inline __attribute__((always_inline)) void field_str(wb *w, uint32_t field, const char *s)
@@ -161,7 +142,7 @@ static inline __attribute__((always_inline)) void field_str(wb *w, uint32_t fiel
         uint8_t *p = w->b + (w->pos -= n + 2);
         p[0] = (uint8_t)(field << 3 | WT_LEN);
         p[1] = (uint8_t)n;
-        copy_small(p + 2, s, n);
+        cv_copy_small(p + 2, s, n);
         return;
     }
     field_bytes(w, field, s, n);
@@ -275,8 +256,8 @@ static void value_info(wb *w, uint32_t field, carve_value_id v)
             p[1] = (uint8_t)body;
             p[2] = 1 << 3 | WT_LEN; /* name */
             p[3] = (uint8_t)n;
-            copy_small(p + 4, x->name, n);
-            copy_small(p + 4 + n, (const char *)w->type_bytes, t);
+            cv_copy_small(p + 4, x->name, n);
+            cv_copy_small(p + 4 + n, w->type_bytes, t);
             return;
         }
     }

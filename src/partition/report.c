@@ -45,26 +45,6 @@ static const unsigned char needs_escape[256] = {
     ['"'] = 1, ['\\'] = 1,
 };
 
-/* n bytes from s to o, n small, without a call: overlapping moves. */
-static inline void copy_small(char *o, const char *s, size_t n)
-{
-    if (n >= 8) {
-        if (n > 16) {
-            memcpy(o, s, n);
-            return;
-        }
-        memcpy(o, s, 8);
-        memcpy(o + n - 8, s + n - 8, 8);
-    } else if (n >= 4) {
-        memcpy(o, s, 4);
-        memcpy(o + n - 4, s + n - 4, 4);
-    } else if (n) {
-        o[0] = s[0];
-        o[n / 2] = s[n / 2];
-        o[n - 1] = s[n - 1];
-    }
-}
-
 /* Whether the eight bytes at s hold one JSON must escape: bytes below
  * 0x20, '"' and '\\' found with word arithmetic. */
 static inline bool word_escape(uint64_t x)
@@ -92,7 +72,7 @@ static inline __attribute__((always_inline)) bool jstr_short(jw *w, const char *
     if (len > 16 || k + len + 19 > w->b.cap)
         return false;
     char *o = w->b.s + k;
-    copy_small(o + 1, s, len);
+    cv_copy_small(o + 1, s, len);
     uint64_t x0, x1 = 0x6161616161616161ull;
     if (len < 8) {
         x0 = word_head(o + 1, len);
@@ -123,7 +103,7 @@ static void jstr_n(jw *w, const char *s, size_t len)
         return;
     char *o = w->b.s + w->b.n;
     o[0] = '"';
-    copy_small(o + 1, s, len);
+    cv_copy_small(o + 1, s, len);
     bool esc = false;
     for (size_t i = 0; i < len && !esc; i += 8) {
         uint64_t x;
@@ -319,13 +299,8 @@ static void jint(jw *w, uint64_t a, bool minus)
                               "8081828384858687888990919293949596979899";
     if (!cv_buf_reserve(&w->b, 24))
         return;
-    static const uint64_t ten[] = {10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
-                                   100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
-                                   1000000000000ull, 10000000000000ull, 100000000000000ull,
-                                   1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
-                                   1000000000000000000ull, 10000000000000000000ull};
     size_t nd = 1; /* digits: written back to front, straight into the buffer */
-    while (nd < 20 && a >= ten[nd - 1])
+    for (uint64_t t = 10; nd < 20 && a >= t; t *= 10)
         nd++;
     char *o = w->b.s + w->b.n;
     if (minus)
