@@ -87,6 +87,26 @@ static inline void cv_buf_put(cv_buf *b, const char *s, size_t n)
     }
     cv_buf_grow_put(b, s, n);
 }
+/* n bytes from s to d, n small (names), without a call: overlapping
+ * moves; nothing past d + n is written. */
+static inline void cv_copy_small(void *d, const void *s, size_t n)
+{
+    unsigned char *o = d;
+    const unsigned char *i = s;
+    if (n > 16) {
+        memcpy(o, i, n);
+    } else if (n >= 8) {
+        memcpy(o, i, 8);
+        memcpy(o + n - 8, i + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(o, i, 4);
+        memcpy(o + n - 4, i + n - 4, 4);
+    } else if (n) {
+        o[0] = i[0];
+        o[n / 2] = i[n / 2];
+        o[n - 1] = i[n - 1];
+    }
+}
 void cv_buf_puts(cv_buf *b, const char *s);
 void cv_buf_printf(cv_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cv_buf_free(cv_buf *b);

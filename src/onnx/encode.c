@@ -131,11 +131,21 @@ static void field_data(wb *w, uint32_t field, const void *p, size_t n)
     tag(w, field, WT_LEN);
 }
 
-/* An optional string: written when set, even empty. */
-static inline void field_str(wb *w, uint32_t field, const char *s)
+/* An optional string: written when set, even empty. Names are short:
+ * the tag and a one-byte length go in with the bytes, in one step. */
+static inline __attribute__((always_inline)) void field_str(wb *w, uint32_t field, const char *s)
 {
-    if (s)
-        field_bytes(w, field, s, strlen(s));
+    if (!s)
+        return;
+    size_t n = strlen(s);
+    if (field < 16 && n < 128 && w->pos >= n + 2) {
+        uint8_t *p = w->b + (w->pos -= n + 2);
+        p[0] = (uint8_t)(field << 3 | WT_LEN);
+        p[1] = (uint8_t)n;
+        cv_copy_small(p + 2, s, n);
+        return;
+    }
+    field_bytes(w, field, s, n);
 }
 
 static inline void field_varint(wb *w, uint32_t field, uint64_t v)
@@ -189,6 +199,8 @@ static bool same_type(const cv_type *a, const cv_type *b)
 {
     if (a->kind != b->kind || a->dtype != b->dtype || a->rank != b->rank || !same_str(a->denotation, b->denotation))
         return false;
+    if (a->dims == b->dims)
+        return true;
     for (int i = 0; i < a->rank; i++)
         if (a->dims[i].value != b->dims[i].value || !same_str(a->dims[i].param, b->dims[i].param))
             return false;
@@ -234,6 +246,21 @@ static void tensor_type(wb *w, const cv_type *t)
 static void value_info(wb *w, uint32_t field, carve_value_id v)
 {
     const cv_value *x = &w->m->values[v];
+    /* most: a name and the type of the value before, in one step */
+    if (x->type.kind == CARVE_TYPE_TENSOR && !x->raw.n && !x->doc && w->last_type &&
+        same_type(&x->type, w->last_type)) {
+        size_t n = strlen(x->name), t = w->n_type_bytes, body = 2 + n + t;
+        if (field < 16 && body < 128 && w->pos >= body + 2) {
+            uint8_t *p = w->b + (w->pos -= body + 2);
+            p[0] = (uint8_t)(field << 3 | WT_LEN);
+            p[1] = (uint8_t)body;
+            p[2] = 1 << 3 | WT_LEN; /* name */
+            p[3] = (uint8_t)n;
+            cv_copy_small(p + 4, x->name, n);
+            cv_copy_small(p + 4 + n, w->type_bytes, t);
+            return;
+        }
+    }
     size_t start = used(w);
     if (x->type.kind == CARVE_TYPE_OTHER) { /* goes back verbatim, after the unknown fields */
         field_bytes(w, 2, x->type.opaque.p, x->type.opaque.n);

@@ -25,6 +25,18 @@ typedef struct {
      * nodes on CPU share their message with the one before */
     const char *memo;
     size_t memo_at, memo_n;
+    /* where each name already written is in b, as offset << 24 | length of
+     * its quoted JSON: nodes' names at [0, n_nodes), then values' (a name
+     * is written a few times over: as a node's output, then as inputs, in
+     * the partitions' lists); 0 while not written yet */
+    uint64_t *at;
+    uint32_t n_nodes, n_values;
+    /* the same for strings met by pointer (ops, graph names, codes):
+     * direct-mapped on the address */
+    struct {
+        const char *s;
+        uint64_t at;
+    } seen[64];
 } jw;
 
 /* Bytes JSON strings must escape: '"', '\\' and the controls below 0x20. */
@@ -33,37 +45,76 @@ static const unsigned char needs_escape[256] = {
     ['"'] = 1, ['\\'] = 1,
 };
 
-/* Whether s[0 .. len) holds a byte JSON must escape: eight bytes a step
- * (bytes below 0x20, '"' and '\\' found with word arithmetic), the tail
- * through the table. Names almost never need escaping, so a string is
- * checked once and copied whole. */
-static bool any_escape(const char *s, size_t len)
+/* Whether the eight bytes at s hold one JSON must escape: bytes below
+ * 0x20, '"' and '\\' found with word arithmetic. */
+static inline bool word_escape(uint64_t x)
 {
     const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t x, q, b;
-        memcpy(&x, s + i, 8);
-        q = x ^ (lo * '"');
-        b = x ^ (lo * '\\');
-        if (((x - lo * 0x20) & ~x & hi) | ((q - lo) & ~q & hi) | ((b - lo) & ~b & hi))
-            return true;
+    uint64_t q = x ^ (lo * '"'), b = x ^ (lo * '\\');
+    return (((x - lo * 0x20) & ~x & hi) | ((q - lo) & ~q & hi) | ((b - lo) & ~b & hi)) != 0;
+}
+
+/* The eight bytes at p, those from n on counted as 'a' (n < 8). */
+static inline uint64_t word_head(const char *p, size_t n)
+{
+    uint64_t x, keep = ~(uint64_t)0 >> (64 - 8 * n);
+    memcpy(&x, p, 8);
+    return (x & keep) | (0x6161616161616161ull & ~keep);
+}
+
+/* A string of up to 16 bytes that needs no escaping (nearly every name),
+ * without a call: copied, then the copy checked in two words (the
+ * buffer's bytes may be read past the end, the string's may not). False:
+ * not such a string, nothing written. */
+static inline __attribute__((always_inline)) bool jstr_short(jw *w, const char *s, size_t len)
+{
+    size_t k = w->b.n;
+    if (len > 16 || k + len + 19 > w->b.cap)
+        return false;
+    char *o = w->b.s + k;
+    cv_copy_small(o + 1, s, len);
+    uint64_t x0, x1 = 0x6161616161616161ull;
+    if (len < 8) {
+        x0 = word_head(o + 1, len);
+    } else {
+        memcpy(&x0, o + 1, 8);
+        if (len < 16)
+            x1 = word_head(o + 9, len - 8);
+        else
+            memcpy(&x1, o + 9, 8);
     }
-    for (; i < len; i++)
-        if (needs_escape[(unsigned char)s[i]])
-            return true;
-    return false;
+    if (word_escape(x0) || word_escape(x1))
+        return false;
+    o[0] = '"';
+    o[len + 1] = '"';
+    o[len + 2] = 0;
+    w->b.n = k + len + 2;
+    return true;
 }
 
 static void jstr_n(jw *w, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
-    if (!any_escape(s, len)) {
-        if (!cv_buf_reserve(&w->b, len + 2))
-            return;
-        char *o = w->b.s + w->b.n;
-        o[0] = '"';
-        memcpy(o + 1, s, len);
+    /* Names almost never need escaping: the string is copied, then the
+     * copy checked eight bytes a step (the buffer's bytes may be read past
+     * the end, the string's may not); the last word's bytes past the end
+     * count as 'a'. */
+    if (!cv_buf_reserve(&w->b, len + 10))
+        return;
+    char *o = w->b.s + w->b.n;
+    o[0] = '"';
+    cv_copy_small(o + 1, s, len);
+    bool esc = false;
+    for (size_t i = 0; i < len && !esc; i += 8) {
+        uint64_t x;
+        memcpy(&x, o + 1 + i, 8);
+        if (len - i < 8) {
+            uint64_t keep = ~(uint64_t)0 >> (64 - 8 * (len - i));
+            x = (x & keep) | (0x6161616161616161ull & ~keep);
+        }
+        esc = word_escape(x);
+    }
+    if (!esc) {
         o[len + 1] = '"';
         o[len + 2] = 0;
         w->b.n += len + 2;
@@ -71,7 +122,7 @@ static void jstr_n(jw *w, const char *s, size_t len)
     }
     if (!cv_buf_reserve(&w->b, 6 * len + 2)) /* room for the worst case: one pass, no checks */
         return;
-    char *o = w->b.s + w->b.n;
+    o = w->b.s + w->b.n;
     *o++ = '"';
     const unsigned char *p = (const unsigned char *)s, *end = p + len, *run = p;
     for (; p < end; p++) {
@@ -97,26 +148,73 @@ static void jstr_n(jw *w, const char *s, size_t len)
     w->b.n = (size_t)(o - w->b.s);
 }
 
-/* Most strings here are short names ("v12", "Add_3"): copied a byte at a
- * time, checked as they go, without a strlen and a memcpy call each; a
- * long one or one that needs escaping takes jstr_n. */
-enum { JSTR_SHORT = 62 };
-static void jstr(jw *w, const char *s)
+static inline __attribute__((always_inline)) void jstr(jw *w, const char *s)
 {
-    if (!cv_buf_reserve(&w->b, JSTR_SHORT + 2))
+    size_t len = strlen(s);
+    if (!jstr_short(w, s, len))
+        jstr_n(w, s, len);
+}
+
+/* A string written before, at `at` (offset << 24 | length): copied from
+ * there, already quoted and escaped. */
+static inline void jcopy(jw *w, uint64_t at)
+{
+    size_t off = (size_t)(at >> 24), n = (size_t)(at & 0xffffff), k = w->b.n;
+    if (k + n + 17 > w->b.cap && !cv_buf_grow(&w->b, n + 16))
         return;
-    char *o = w->b.s + w->b.n;
-    size_t i = 0;
-    for (; i < JSTR_SHORT && !needs_escape[(unsigned char)s[i]]; i++)
-        o[i + 1] = s[i];
-    if (i < JSTR_SHORT && !s[i]) {
-        o[0] = '"';
-        o[i + 1] = '"';
-        o[i + 2] = 0;
-        w->b.n += i + 2;
+    char *s = w->b.s;
+    if (n <= 16 && off + 16 <= k)
+        memcpy(s + k, s + off, 16); /* one move: the bytes after it are overwritten next */
+    else
+        memcpy(s + k, s + off, n);
+    s[k + n] = 0;
+    w->b.n = k + n;
+}
+
+/* jstr, noting where the string went in *at (unless it is too long). */
+static inline void jstr_at(jw *w, const char *s, uint64_t *at)
+{
+    size_t from = w->b.n;
+    jstr(w, s);
+    size_t n = w->b.n - from;
+    if (!w->b.failed && n < ((size_t)1 << 24))
+        *at = (uint64_t)from << 24 | n;
+}
+
+/* A node's name, a value's name (CARVE_NONE: ""), a string seen by its
+ * address: copied from where it was first written. */
+static inline void jnode(jw *w, const carve_model *m, carve_node_id id)
+{
+    if (id < w->n_nodes && w->at[id])
+        jcopy(w, w->at[id]);
+    else if (id < w->n_nodes)
+        jstr_at(w, m->nodes[id].name, &w->at[id]);
+    else
+        jstr(w, m->nodes[id].name);
+}
+static inline void jvalue(jw *w, const carve_model *m, carve_value_id v)
+{
+    uint64_t *at = v < w->n_values ? &w->at[(size_t)w->n_nodes + v] : NULL;
+    if (v == CARVE_NONE)
+        jstr_n(w, "", 0);
+    else if (at && *at)
+        jcopy(w, *at);
+    else if (at)
+        jstr_at(w, m->values[v].name, at);
+    else
+        jstr(w, m->values[v].name);
+}
+static void jconst(jw *w, const char *s)
+{
+    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58); /* Fibonacci hashing: 64 slots */
+    if (w->seen[h].s == s) {
+        jcopy(w, w->seen[h].at);
         return;
     }
-    jstr_n(w, s, i + strlen(s + i));
+    uint64_t at = 0;
+    jstr_at(w, s, &at);
+    w->seen[h].s = at ? s : NULL;
+    w->seen[h].at = at;
 }
 
 /* jstr of a reason message: the same text as the last one is copied from
@@ -145,14 +243,15 @@ static void jsep(jw *w)
 /* A key with its quotes, colon and the comma before it, pre-made: `,"k":`
  * (n bytes; the comma is left out after an opening bracket). Keys are
  * carve's own names: nothing in them needs escaping. */
-static void jkey_n(jw *w, const char *k, size_t n)
+static inline void jkey_n(jw *w, const char *k, size_t n)
 {
-    if (w->first) {
-        k++;
-        n--;
-    }
+    if (!cv_buf_reserve(&w->b, n))
+        return;
+    size_t f = w->first;
+    memcpy(w->b.s + w->b.n, k + f, n); /* n bytes whatever f: one move (k has its NUL after them) */
+    w->b.n += n - f;
+    w->b.s[w->b.n] = 0;
     w->first = false;
-    cv_buf_put(&w->b, k, n);
 }
 #define JKEY(w, k) jkey_n((w), ",\"" k "\":", sizeof(k) + 3)
 /* A key known only at run time (a reason code, a guard name). */
@@ -195,13 +294,28 @@ static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (lo
 /* A whole number in decimal, without printf. */
 static void jint(jw *w, uint64_t a, bool minus)
 {
-    char d[24], *e = d + sizeof d, *p = e;
-    do
-        *--p = (char)('0' + a % 10);
-    while (a /= 10);
+    static const char two[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                              "8081828384858687888990919293949596979899";
+    if (!cv_buf_reserve(&w->b, 24))
+        return;
+    size_t nd = 1; /* digits: written back to front, straight into the buffer */
+    for (uint64_t t = 10; nd < 20 && a >= t; t *= 10)
+        nd++;
+    char *o = w->b.s + w->b.n;
     if (minus)
-        *--p = '-';
-    cv_buf_put(&w->b, p, (size_t)(e - p));
+        *o++ = '-';
+    char *p = o + nd;
+    for (; a >= 100; a /= 100) {
+        p -= 2;
+        memcpy(p, two + 2 * (a % 100), 2);
+    }
+    if (a >= 10)
+        memcpy(p - 2, two + 2 * a, 2);
+    else
+        p[-1] = (char)('0' + a);
+    o[nd] = 0;
+    w->b.n = (size_t)(o + nd - w->b.s);
 }
 
 static void jnum(jw *w, double v)
@@ -220,6 +334,15 @@ static void jnum(jw *w, double v)
         uselocale(old);
 }
 
+/* A count as jnum writes it (a million and more in "%.6g"). */
+static void jcount(jw *w, uint32_t x)
+{
+    if (x < 1000000)
+        jint(w, x, false);
+    else
+        jnum(w, x);
+}
+
 /* Partitions are numbered model-wide in the report: index_of[delegate]. */
 static void placement(jw *w, const cv_lower *lw, const uint32_t *index_of, carve_node_id id)
 {
@@ -228,14 +351,15 @@ static void placement(jw *w, const cv_lower *lw, const uint32_t *index_of, carve
     if (l->part != CARVE_NONE && l->delegate != CARVE_NONE)
         jint(w, index_of[l->delegate], false);
     else
-        jstr(w, "cpu");
+        jconst(w, "cpu");
 }
 
 static void reason(jw *w, const cv_lnode *l)
 {
     JKEY(w, "reason");
     jopen(w, '{');
-    jkv_str(w, "code", cv_reason_code(l->reason));
+    JKEY(w, "code");
+    jconst(w, cv_reason_code(l->reason));
     JKEY(w, "message");
     jstr_memo(w, l->msg ? l->msg : "");
     jclose(w, '}');
@@ -249,8 +373,10 @@ static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
         return;
     const cv_lnode *l = &lw->ln[id];
     uint32_t upto = l->part != CARVE_NONE ? l->target : lw->n_t;
-    if (l->part != CARVE_NONE)
-        jkv_str(w, "target", lw->ts[l->target]->name);
+    if (l->part != CARVE_NONE) {
+        JKEY(w, "target");
+        jconst(w, lw->ts[l->target]->name);
+    }
     if (!upto)
         return;
     JKEY(w, "refused_by");
@@ -259,8 +385,10 @@ static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
         const cv_treason *r = &lw->tr[(size_t)id * lw->n_t + ti];
         jsep(w);
         jopen(w, '{');
-        jkv_str(w, "target", lw->ts[ti]->name);
-        jkv_str(w, "code", cv_reason_code(r->reason));
+        JKEY(w, "target");
+        jconst(w, lw->ts[ti]->name);
+        JKEY(w, "code");
+        jconst(w, cv_reason_code(r->reason));
         JKEY(w, "message");
         jstr_memo(w, r->msg ? r->msg : "");
         jclose(w, '}');
@@ -295,8 +423,10 @@ static void pieces(jw *w, const cv_lower *lw, const uint32_t *index_of, const ui
         carve_node_id p = pieces_of[q];
         jsep(w);
         jopen(w, '{');
-        jkv_str(w, "name", m->nodes[p].name);
-        jkv_str(w, "op", m->nodes[p].op);
+        JKEY(w, "name");
+        jnode(w, m, p);
+        JKEY(w, "op");
+        jconst(w, m->nodes[p].op);
         placement(w, lw, index_of, p);
         targets_of(w, lw, p);
         if (lw->ln[p].part == CARVE_NONE) {
@@ -359,14 +489,17 @@ static void recomposed(jw *w, const cv_lower *lw)
         cv_buf_put(&w->b, "\n", 1);
         jsep(w);
         jopen(w, '{');
-        jkv_str(w, "pattern", mt->pattern);
-        jkv_str(w, "node", m->nodes[mt->node].name);
-        jkv_str(w, "op", m->nodes[mt->node].op);
+        JKEY(w, "pattern");
+        jconst(w, mt->pattern);
+        JKEY(w, "node");
+        jnode(w, m, mt->node);
+        JKEY(w, "op");
+        jconst(w, m->nodes[mt->node].op);
         JKEY(w, "nodes");
         jopen(w, '[');
         for (uint32_t k = 0; k < mt->n; k++) {
             jsep(w);
-            jstr(w, m->nodes[rc->members[mt->first + k]].name);
+            jnode(w, m, rc->members[mt->first + k]);
         }
         jclose(w, ']');
         jclose(w, '}');
@@ -396,7 +529,7 @@ static size_t value_bytes(const carve_model *m, carve_value_id v, bool *known)
 /* ---- what the HTML map needs (schema 2): each input node's graph, level,
  * values and subgraphs, taken before lowering rewires the nodes. */
 struct cv_report_io {
-    uint32_t n, n_graphs;
+    uint32_t n, n_graphs, n_values; /* the model's counts when taken */
     uint32_t *start;     /* values of node i: ids[start[i] .. start[i] + n_in[i]) are inputs, then outputs */
     uint32_t *n_in;
     uint32_t *level;
@@ -425,7 +558,7 @@ carve_status cv_report_io_take(cv_lower *lw)
     struct cv_report_io *io = cv_malloc(sizeof *io);
     if (!io)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory writing the report");
-    *io = (struct cv_report_io){.n = n, .n_graphs = m->n_graphs};
+    *io = (struct cv_report_io){.n = n, .n_graphs = m->n_graphs, .n_values = m->n_values};
     lw->io = io;
     io->start = cv_malloc(((size_t)n + 1) * sizeof *io->start);
     io->n_in = cv_malloc(((size_t)n + 1) * sizeof *io->n_in);
@@ -446,9 +579,10 @@ carve_status cv_report_io_take(cv_lower *lw)
         io->n_in[i] = nd->n_in;
         io->level[i] = 0;
         io->graph[i] = nd->graph;
-        memcpy(io->ids + k, nd->in, nd->n_in * sizeof *nd->in);
-        memcpy(io->ids + k + nd->n_in, nd->out, nd->n_out * sizeof *nd->out);
-        k += nd->n_in + nd->n_out;
+        for (uint32_t q = 0; q < nd->n_in; q++)
+            io->ids[k++] = nd->in[q];
+        for (uint32_t q = 0; q < nd->n_out; q++)
+            io->ids[k++] = nd->out[q];
     }
     io->start[n] = k;
     /* levels in each graph's (topological) node order: 1 + the largest
@@ -460,10 +594,10 @@ carve_status cv_report_io_take(cv_lower *lw)
             if (id >= n)
                 continue;
             uint32_t l = 0;
-            for (uint32_t q = 0; q < io->n_in[id]; q++) {
-                carve_value_id v = io->ids[io->start[id] + q];
+            for (uint32_t q = io->start[id], e = q + io->n_in[id]; q < e; q++) {
+                carve_value_id v = io->ids[q];
                 carve_node_id p = v == CARVE_NONE ? CARVE_NONE : m->values[v].producer;
-                if (p != CARVE_NONE && p < n && m->nodes[p].graph == g && io->level[p] + 1 > l)
+                if (p < n && io->graph[p] == g && io->level[p] + 1 > l)
                     l = io->level[p] + 1;
             }
             io->level[id] = l;
@@ -474,10 +608,11 @@ carve_status cv_report_io_take(cv_lower *lw)
 
 static void value_names(jw *w, const carve_model *m, const carve_value_id *v, uint32_t n)
 {
-    jopen(w, '[');
+    cv_buf_put(&w->b, "[", 1);
     for (uint32_t k = 0; k < n; k++) {
-        jsep(w);
-        jstr(w, v[k] == CARVE_NONE ? "" : m->values[v[k]].name);
+        if (k)
+            cv_buf_put(&w->b, ",", 1);
+        jvalue(w, m, v[k]);
     }
     jclose(w, ']');
 }
@@ -490,8 +625,10 @@ static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
     const cv_node *n = &m->nodes[id];
     if (!io || id >= io->n)
         return;
-    jkv_str(w, "graph", m->graphs[io->graph[id]].name);
-    jkv_num(w, "level", io->level[id]);
+    JKEY(w, "graph");
+    jconst(w, m->graphs[io->graph[id]].name);
+    JKEY(w, "level");
+    jcount(w, io->level[id]);
     const carve_value_id *v = io->ids + io->start[id];
     JKEY(w, "inputs");
     value_names(w, m, v, io->n_in[id]);
@@ -513,7 +650,8 @@ static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
             jsep(w);
             jopen(w, '{');
             jkv_str(w, "attribute", a->name);
-            jkv_str(w, "graph", m->graphs[g].name);
+            JKEY(w, "graph");
+            jconst(w, m->graphs[g].name);
             jclose(w, '}');
         }
     }
@@ -575,12 +713,24 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     uint32_t *pieces_of = cv_malloc(((size_t)m->n_nodes + 1) * sizeof *pieces_of);
     carve_report *r = cv_malloc(sizeof *r);
     char *sum = cv_malloc(4096);
-    jw w = {{0}, true, NULL, 0, 0};
-    if (!index_of || !piece_start || !pieces_of || !r || !sum)
+    /* names cached: the input model's nodes and values (what lowering
+     * made lies mostly inside Delegate bodies, which the report never
+     * names) */
+    jw w = {.first = true, .n_nodes = lw->n_orig, .n_values = lw->io ? lw->io->n_values : m->n_values};
+    size_t n_at = (size_t)w.n_nodes + w.n_values + 1;
+    w.at = cv_malloc(n_at * sizeof *w.at);
+    if (!index_of || !piece_start || !pieces_of || !r || !sum || !w.at)
         goto nomem;
-    /* the buffer at about its final size at once: growing it by doubling
-     * touches (and copies) twice the memory */
-    cv_buf_reserve(&w.b, (size_t)lw->n_orig * 96 + (size_t)lw->n_parts * 256 + 4096);
+    memset(w.at, 0, n_at * sizeof *w.at);
+    /* the buffer at its final size at once (growing it by doubling touches
+     * and copies twice the memory): about 100 bytes a node and 12 a value
+     * it names; the pages reserved but not written are never touched */
+    size_t n_names = 0;
+    for (uint32_t i = 0; lw->io && i < lw->io->n; i++)
+        n_names += lw->io->start[i + 1] - lw->io->start[i];
+    for (uint32_t i = 0; i < lw->n_parts; i++)
+        n_names += (size_t)lw->parts[i].nodes.n + lw->parts[i].inputs.n + lw->parts[i].outputs.n;
+    cv_buf_reserve(&w.b, (size_t)lw->n_orig * 128 + n_names * 16 + (size_t)lw->n_parts * 256 + 4096);
     for (uint32_t i = 0; i < lw->n_parts; i++)
         index_of[lw->parts[i].delegate] = i;
     memset(piece_start, 0, ((size_t)lw->n_orig + 2) * sizeof *piece_start);
@@ -619,18 +769,27 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         cv_buf_put(&w.b, "\n", 1);
         jsep(&w);
         jopen(&w, '{');
-        jkv_str(&w, "name", n->name);
-        jkv_str(&w, "op", n->op);
-        if (*n->domain)
-            jkv_str(&w, "domain", n->domain);
+        JKEY(&w, "name");
+        jnode(&w, m, id);
+        JKEY(&w, "op");
+        jconst(&w, n->op);
+        if (*n->domain) {
+            JKEY(&w, "domain");
+            jconst(&w, n->domain);
+        }
         const cv_fold_node *fn = lw->folded && id < lw->n_fates ? &lw->fates[id] : NULL;
         if (fn && fn->fate != CV_FATE_KEPT) {
             folded++;
-            jkv_str(&w, "placement", fn->fate == CV_FATE_FOLDED ? "folded" : "removed");
-            if (fn->why)
-                jkv_str(&w, "why", fn->why);
-            if (fn->into != CARVE_NONE)
-                jkv_str(&w, "into", m->nodes[fn->into].name);
+            JKEY(&w, "placement");
+            jconst(&w, fn->fate == CV_FATE_FOLDED ? "folded" : "removed");
+            if (fn->why) {
+                JKEY(&w, "why");
+                jconst(&w, fn->why);
+            }
+            if (fn->into != CARVE_NONE) {
+                JKEY(&w, "into");
+                jnode(&w, m, fn->into);
+            }
             if (piece_start[id] < piece_start[id + 1]) {
                 JKEY(&w, "replaced_by");
                 pieces(&w, lw, index_of, piece_start, pieces_of, id, &delegated, &on_cpu);
@@ -663,15 +822,19 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         cv_buf_put(&w.b, "\n", 1);
         jsep(&w);
         jopen(&w, '{');
-        jkv_num(&w, "index", i);
-        jkv_str(&w, "target", lw->ts[p->target]->name);
-        jkv_str(&w, "delegate", m->nodes[p->delegate].name);
-        jkv_str(&w, "graph", m->graphs[p->graph].name);
+        JKEY(&w, "index");
+        jcount(&w, i);
+        JKEY(&w, "target");
+        jconst(&w, lw->ts[p->target]->name);
+        JKEY(&w, "delegate");
+        jnode(&w, m, p->delegate);
+        JKEY(&w, "graph");
+        jconst(&w, m->graphs[p->graph].name);
         JKEY(&w, "nodes");
         jopen(&w, '[');
         for (uint32_t k = 0; k < p->nodes.n; k++) {
             jsep(&w);
-            jstr(&w, m->nodes[p->nodes.v[k]].name);
+            jnode(&w, m, p->nodes.v[k]);
         }
         jclose(&w, ']');
         bool known = true;
@@ -680,7 +843,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jopen(&w, '[');
         for (uint32_t k = 0; k < p->inputs.n; k++) {
             jsep(&w);
-            jstr(&w, m->values[p->inputs.v[k]].name);
+            jvalue(&w, m, p->inputs.v[k]);
             bytes += value_bytes(m, p->inputs.v[k], &known);
         }
         jclose(&w, ']');
@@ -688,7 +851,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jopen(&w, '[');
         for (uint32_t k = 0; k < p->outputs.n; k++) {
             jsep(&w);
-            jstr(&w, m->values[p->outputs.v[k]].name);
+            jvalue(&w, m, p->outputs.v[k]);
             bytes += value_bytes(m, p->outputs.v[k], &known);
         }
         jclose(&w, ']');
@@ -772,6 +935,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     for (int c = 1; c < CV_R_COUNT && k < 4000; c++)
         if (reasons[c])
             k += (size_t)snprintf(sum + k, 4096 - k, "  cpu: %u %s\n", reasons[c], cv_reason_code((cv_reason)c));
+    cv_free(w.at);
     r->summary = sum;
     r->json = w.b.s;
     r->json_n = w.b.n;
@@ -781,6 +945,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     *out = r;
     return CARVE_OK;
 nomem:
+    cv_free(w.at);
     cv_free(index_of);
     cv_free(piece_start);
     cv_free(pieces_of);
