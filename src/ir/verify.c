@@ -93,7 +93,12 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
             if (v >= m->n_values)
                 return fail(c, NODE_FMT ": input %u is not a value", NODE_ARGS(n), j);
             const cv_value *x = &m->values[v];
-            if (!cv_graph_encloses(m, x->graph, g))
+            if (x->graph == g) { /* the common case: visible() without its scope walk */
+                bool seen = x->producer == CARVE_NONE ? x->is_input || x->init
+                                                      : c->pos[x->producer] != CARVE_NONE && c->pos[x->producer] < i;
+                if (seen)
+                    continue;
+            } else if (!cv_graph_encloses(m, x->graph, g))
                 return fail(c, NODE_FMT ": input %u '%s' is defined in graph '%s', out of this node's scope",
                             NODE_ARGS(n), j, x->name, m->graphs[x->graph].name);
             if (!visible(c, v, g, i))
@@ -178,8 +183,7 @@ carve_status carve_model_verify(carve_model *m)
     if (!pos)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory verifying");
     vctx c = {m, pos, (uint8_t *)(pos + nn)};
-    for (uint32_t i = 0; i < m->n_nodes; i++)
-        c.pos[i] = CARVE_NONE;
+    memset(c.pos, 0xff, (size_t)m->n_nodes * sizeof *c.pos); /* CARVE_NONE */
     memset(c.named, 0, nn);
     mark_named(m, c.named);
     /* Every graph but main must hang off a node, or it is a leftover. */

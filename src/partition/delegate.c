@@ -24,6 +24,20 @@ typedef struct {
     cv_bytes *tv; /* by target: target, backend, backend_version (n == SIZE_MAX: not made yet) */
 } dctx;
 
+/* Room in a for `more` ids past its end (lists whose length is known ahead
+ * are filled without a push each). */
+static bool ids_room(cv_ids *a, uint32_t more)
+{
+    if (a->cap - a->n >= more)
+        return true;
+    uint32_t *v = cv_realloc(a->v, ((size_t)a->n + more) * sizeof *v);
+    if (!v)
+        return false;
+    a->v = v;
+    a->cap = a->n + more;
+    return true;
+}
+
 static carve_status nomem(carve_model *m) { return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory building delegates"); }
 
 /* A string of the model's arena (the target may not outlive the model). */
@@ -93,6 +107,15 @@ static carve_status delegate_attrs(dctx *d, carve_node_id dn, carve_graph_id bod
 }
 
 
+/* v is read by a node of partition pu (CARVE_NONE: on CPU). */
+static void mark_read(dctx *d, carve_value_id v, uint32_t pu)
+{
+    const carve_model *m = d->lw->m;
+    carve_node_id p = m->values[v].producer;
+    if (p != CARVE_NONE && m->nodes[p].graph == d->g && d->lw->ln[p].part != pu)
+        d->external[v] = 1;
+}
+
 /* external[v] for values produced by partitioned nodes of g. */
 static carve_status mark_external(dctx *d)
 {
@@ -103,10 +126,10 @@ static carve_status mark_external(dctx *d)
         carve_node_id id = gr->nodes.v[i];
         uint32_t pu = d->lw->ln[id].part;
         const cv_node *n = &m->nodes[id];
-        reads.n = 0;
         for (uint32_t k = 0; k < n->n_in; k++)
-            if (n->in[k] != CARVE_NONE && !cv_ids_push(&reads, n->in[k]))
-                goto fail;
+            if (n->in[k] != CARVE_NONE)
+                mark_read(d, n->in[k], pu);
+        reads.n = 0;
         for (uint32_t j = 0; j < n->n_attr; j++) {
             const cv_attr *a = &n->attr[j];
             uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
@@ -114,11 +137,8 @@ static carve_status mark_external(dctx *d)
                 if (!cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], &reads))
                     goto fail;
         }
-        for (uint32_t k = 0; k < reads.n; k++) {
-            carve_node_id p = m->values[reads.v[k]].producer;
-            if (p != CARVE_NONE && m->nodes[p].graph == d->g && d->lw->ln[p].part != pu)
-                d->external[reads.v[k]] = 1;
-        }
+        for (uint32_t k = 0; k < reads.n; k++)
+            mark_read(d, reads.v[k], pu); /* what its subgraphs capture */
     }
     for (uint32_t i = 0; i < gr->outputs.n; i++)
         d->external[gr->outputs.v[i]] = 1;
@@ -198,14 +218,24 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     m->graphs[body].owner = dn;
     lp->delegate = dn;
     lp->body = body;
+    /* the body's lists and scope sized once: its boundary values, then
+     * the values its nodes make */
+    uint32_t n_made = 0;
+    for (uint32_t i = 0; i < lp->nodes.n; i++)
+        n_made += m->nodes[lp->nodes.v[i]].n_out;
+    cv_graph *bg = &m->graphs[body];
+    if (!ids_room(&bg->inputs, lp->inputs.n) || !ids_room(&bg->outputs, lp->outputs.n) ||
+        !ids_room(&bg->nodes, lp->nodes.n) || !cv_strmap_reserve(&bg->scope, lp->inputs.n + lp->outputs.n + n_made))
+        return nomem(m);
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
         carve_value_id bv = body_value(m, body, dname, dlen, v);
-        if (bv == CARVE_NONE || !cv_ids_push(&m->graphs[body].inputs, bv)) {
+        if (bv == CARVE_NONE) {
             st = nomem(m);
             break;
         }
+        m->graphs[body].inputs.v[m->graphs[body].inputs.n++] = bv;
         m->values[bv].is_input = true;
         m->nodes[dn].in[i] = v;
         d->remap[v] = bv;
@@ -213,10 +243,11 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
         carve_value_id iv = body_value(m, body, dname, dlen, v);
-        if (iv == CARVE_NONE || !cv_ids_push(&m->graphs[body].outputs, iv)) {
+        if (iv == CARVE_NONE) {
             st = nomem(m);
             break;
         }
+        m->graphs[body].outputs.v[m->graphs[body].outputs.n++] = iv;
         /* the inner value takes over the producer; the outer one is now the
          * Delegate's output */
         carve_node_id p = m->values[v].producer;
@@ -246,8 +277,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
                 m->graphs[a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[q]].parent = body;
         }
         n->graph = body;
-        if (!cv_ids_push(&m->graphs[body].nodes, id))
-            st = nomem(m);
+        m->graphs[body].nodes.v[m->graphs[body].nodes.n++] = id;
         lw->ln[id].delegate = dn;
     }
     for (uint32_t i = 0; i < lp->inputs.n; i++)
@@ -284,14 +314,24 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         mine[k].index = k;
         mine[k].delegate = CARVE_NONE;
     }
+    for (uint32_t i = 0; i < gr->nodes.n; i++) { /* sizes first: .cap counts */
+        uint32_t p = lw->ln[gr->nodes.v[i]].part;
+        if (p != CARVE_NONE)
+            mine[p].nodes.cap++;
+    }
+    for (uint32_t k = 0; k < n_parts; k++) {
+        uint32_t size = mine[k].nodes.cap;
+        mine[k].nodes.cap = 0;
+        if (!ids_room(&mine[k].nodes, size))
+            return nomem(m);
+    }
     for (uint32_t i = 0; i < gr->nodes.n; i++) {
         carve_node_id id = gr->nodes.v[i];
         uint32_t p = lw->ln[id].part;
         if (p == CARVE_NONE)
             continue;
         mine[p].target = lw->ln[id].target;
-        if (!cv_ids_push(&mine[p].nodes, id))
-            return nomem(m);
+        mine[p].nodes.v[mine[p].nodes.n++] = id;
     }
     dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),
               cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values, {0},
