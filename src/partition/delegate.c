@@ -22,6 +22,10 @@ typedef struct {
      * copied into the model's arena once, shared by every Delegate */
     const char *an[4];
     cv_bytes *tv; /* by target: target, backend, backend_version (n == SIZE_MAX: not made yet) */
+    /* g is the main graph and no value's name starts "Delegate_": a body
+     * value's name "<Delegate_k>/<name>" can then clash only inside its
+     * body, and only the body's scope is searched */
+    bool outer_clear;
 } dctx;
 
 /* Room in a for `more` ids past its end (lists whose length is known ahead
@@ -68,6 +72,17 @@ static const char *delegate_name(carve_model *m, const char *prefix, uint32_t in
     memcpy(s + pl + 9, d + k, dl);
     s[pl + 9 + dl] = 0;
     return s;
+}
+
+/* Does no value's name start "Delegate_" (delegate_name's names)? */
+static bool delegate_names_free(const carve_model *m)
+{
+    for (carve_value_id v = 0; v < m->n_values; v++) {
+        const char *s = m->values[v].name;
+        if (s && s[0] == 'D' && !strncmp(s, "Delegate_", 9))
+            return false;
+    }
+    return true;
 }
 
 /* The Delegate's attributes, in this order: target, body, backend and
@@ -151,9 +166,10 @@ fail:
 
 /* "<delegate>/<name>" (or that with "#k" when taken), made on the stack:
  * cv_value_new keeps the one copy. */
-static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, size_t dlen,
+static carve_value_id body_value(const dctx *d, carve_graph_id body, const char *delegate, size_t dlen,
                                  carve_value_id like)
 {
+    carve_model *m = d->lw->m;
     const char *vn = m->values[like].name;
     size_t vl = strlen(vn), n = dlen + 1 + vl;
     char small[256], *buf = n < sizeof small ? small : cv_malloc(n + 1);
@@ -162,7 +178,8 @@ static carve_value_id body_value(carve_model *m, carve_graph_id body, const char
     memcpy(buf, delegate, dlen);
     buf[dlen] = '/';
     memcpy(buf + dlen + 1, vn, vl + 1);
-    const char *nm = carve_graph_find_value(m, body, buf) == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
+    carve_value_id clash = d->outer_clear ? cv_strmap_get(&m->graphs[body].scope, buf) : carve_graph_find_value(m, body, buf);
+    const char *nm = clash == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
     carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
     if (v != CARVE_NONE)
         m->values[v].type = m->values[like].type;
@@ -230,7 +247,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
-        carve_value_id bv = body_value(m, body, dname, dlen, v);
+        carve_value_id bv = body_value(d, body, dname, dlen, v);
         if (bv == CARVE_NONE) {
             st = nomem(m);
             break;
@@ -242,7 +259,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
-        carve_value_id iv = body_value(m, body, dname, dlen, v);
+        carve_value_id iv = body_value(d, body, dname, dlen, v);
         if (iv == CARVE_NONE) {
             st = nomem(m);
             break;
@@ -335,7 +352,7 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
     }
     dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),
               cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values, {0},
-              cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes))};
+              cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes)), false};
     if (!d.stamp || !d.external || !d.remap || !d.tv) {
         cv_free(d.stamp);
         cv_free(d.external);
@@ -349,6 +366,7 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         d.remap[i] = CARVE_NONE;
     memset(d.stamp, 0, ((size_t)m->n_values + 1) * sizeof(uint32_t));
     memset(d.external, 0, (size_t)m->n_values + 1);
+    d.outer_clear = g == 0 && delegate_names_free(m);
     carve_status st = mark_external(&d);
     for (uint32_t k = 0; k < n_parts && !st; k++)
         st = build_one(&d, &mine[k]);
