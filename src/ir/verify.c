@@ -64,6 +64,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
 {
     carve_model *m = c->m;
     const cv_graph *gr = &m->graphs[g];
+    uint32_t n_subs = 0; /* subgraphs its nodes hold */
     for (uint32_t i = 0; i < gr->nodes.n; i++)
         c->pos[gr->nodes.v[i]] = i;
     for (uint32_t i = 0; i < gr->inputs.n; i++) {
@@ -120,6 +121,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
         for (uint32_t j = 0; j < n->n_attr; j++) {
             const cv_attr *a = &n->attr[j];
             uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+            n_subs += cnt;
             for (uint32_t k = 0; k < cnt; k++) {
                 carve_graph_id sub = a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k];
                 if (sub >= m->n_graphs || m->graphs[sub].parent != g || m->graphs[sub].owner != id)
@@ -144,7 +146,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
     }
     /* Subgraphs after this graph's positions are set: their checks read
      * positions of enclosing nodes. Children reset only their own nodes. */
-    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+    for (uint32_t i = 0; i < gr->nodes.n && n_subs; i++) {
         const cv_node *n = &m->nodes[gr->nodes.v[i]];
         for (uint32_t j = 0; j < n->n_attr; j++) {
             const cv_attr *a = &n->attr[j];

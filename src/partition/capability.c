@@ -92,6 +92,20 @@ static bool int64_in_range(const cv_tensor *t)
     return true;
 }
 
+/* check_value's common pass (a tensor of a dtype the rule takes, of a
+ * known rank within the limit, static when the target asks) without its
+ * call: anything else goes to check_value for the verdict and message. */
+static inline bool value_fits(const cv_type *ty, uint32_t mask, bool inner, int max_rank, bool static_shapes)
+{
+    if (ty->kind != CARVE_TYPE_TENSOR || ty->dtype == CARVE_UNDEFINED || !(inner || ((mask >> ty->dtype) & 1)) ||
+        ty->rank < 0 || ty->rank > max_rank)
+        return false;
+    for (int d = 0; static_shapes && d < ty->rank; d++)
+        if (ty->dims[d].value < 0)
+            return false;
+    return true;
+}
+
 static cv_reason check_value(const carve_model *m, carve_value_id v, const char *role, uint32_t idx,
                              const carve_target *t, uint32_t mask, bool inner, int max_rank, char *msg, size_t msgsz)
 {
@@ -203,6 +217,8 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
          * of the op, not a tensor the target holds: any dtype will do */
         if (def && def->shape_inputs && i < 32 && ((def->shape_inputs >> i) & 1) && cv_value_is_const(m, n->in[i]))
             in_unit = true;
+        if (value_fits(&m->values[n->in[i]].type, mask, in_unit, max_rank, t->static_shapes))
+            continue;
         cv_reason why = check_value(m, n->in[i], "input", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
             return why;
@@ -213,6 +229,8 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
             continue;
         n_outs++;
         bool in_unit = inner && i < 64 && ((inner->out >> i) & 1);
+        if (value_fits(&m->values[n->out[i]].type, mask, in_unit, max_rank, t->static_shapes))
+            continue;
         cv_reason why = check_value(m, n->out[i], "output", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
             return why;
