@@ -123,7 +123,7 @@ static carve_status delegate_attrs(dctx *d, carve_node_id dn, carve_graph_id bod
 
 
 /* v is read by a node of partition pu (CARVE_NONE: on CPU). */
-static void mark_read(dctx *d, carve_value_id v, uint32_t pu)
+static inline void mark_read(dctx *d, carve_value_id v, uint32_t pu)
 {
     const carve_model *m = d->lw->m;
     carve_node_id p = m->values[v].producer;
@@ -193,27 +193,37 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     cv_lower *lw = d->lw;
     carve_model *m = lw->m;
     uint32_t tag = lp->index + 1;
+    /* room for every read and every value made: the boundary lists are
+     * filled without a push each */
+    uint32_t n_read = 0, n_made = 0;
+    for (uint32_t i = 0; i < lp->nodes.n; i++) {
+        n_read += m->nodes[lp->nodes.v[i]].n_in;
+        n_made += m->nodes[lp->nodes.v[i]].n_out;
+    }
+    if (!ids_room(&lp->inputs, n_read) || !ids_room(&lp->outputs, n_made))
+        return nomem(m);
     /* boundary inputs, in order of first use */
     for (uint32_t i = 0; i < lp->nodes.n; i++) {
         const cv_node *n = &m->nodes[lp->nodes.v[i]];
         for (uint32_t k = 0; k < n->n_in; k++) {
             carve_value_id v = n->in[k];
-            if (v == CARVE_NONE || cv_value_is_const(m, v) || d->stamp[v] == tag)
+            if (v == CARVE_NONE || d->stamp[v] == tag)
                 continue;
             carve_node_id p = m->values[v].producer;
             /* nodes past lw->cap are Delegates made for earlier partitions */
             if (p != CARVE_NONE && p < lw->cap && m->nodes[p].graph == d->g && lw->ln[p].part == lp->index)
                 continue; /* made inside */
+            if (cv_value_is_const(m, v))
+                continue;
             d->stamp[v] = tag;
-            if (!cv_ids_push(&lp->inputs, v))
-                return nomem(m);
+            lp->inputs.v[lp->inputs.n++] = v;
         }
     }
     for (uint32_t i = 0; i < lp->nodes.n; i++) {
         const cv_node *n = &m->nodes[lp->nodes.v[i]];
         for (uint32_t k = 0; k < n->n_out; k++)
-            if (n->out[k] != CARVE_NONE && d->external[n->out[k]] && !cv_ids_push(&lp->outputs, n->out[k]))
-                return nomem(m);
+            if (n->out[k] != CARVE_NONE && d->external[n->out[k]])
+                lp->outputs.v[lp->outputs.n++] = n->out[k];
     }
     /* the Delegate node and its body */
     carve_node_id dn = cv_node_new(m, d->g, "Delegate", "ai.carve", lp->inputs.n, lp->outputs.n);
@@ -237,9 +247,6 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     lp->body = body;
     /* the body's lists and scope sized once: its boundary values, then
      * the values its nodes make */
-    uint32_t n_made = 0;
-    for (uint32_t i = 0; i < lp->nodes.n; i++)
-        n_made += m->nodes[lp->nodes.v[i]].n_out;
     cv_graph *bg = &m->graphs[body];
     if (!ids_room(&bg->inputs, lp->inputs.n) || !ids_room(&bg->outputs, lp->outputs.n) ||
         !ids_room(&bg->nodes, lp->nodes.n) || !cv_strmap_reserve(&bg->scope, lp->inputs.n + lp->outputs.n + n_made))

@@ -133,7 +133,7 @@ static void step_capability(cv_lower *lw, pgraph *pg)
  * node output (not a Constant's) or an outer value that is not constant
  * (cv_value_is_const, with the graph's own producers' rows looked up once:
  * flags[i] bit 0 a constant source, bit 1 an impure one). */
-static bool read_edge(const carve_model *m, pgraph *pg, const uint8_t *flags, uint32_t i, carve_value_id v)
+static inline bool read_edge(const carve_model *m, pgraph *pg, const uint8_t *flags, uint32_t i, carve_value_id v)
 {
     const cv_value *x = &m->values[v];
     carve_node_id p = x->producer;

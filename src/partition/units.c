@@ -54,7 +54,8 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
     bool any = false;
     for (uint32_t i = 0; i < n && !any; i++) {
         const cv_node *x = &m->nodes[gr->nodes.v[i]];
-        any = cv_node_is(x, "DequantizeLinear") || cv_node_is(x, "QuantizeLinear");
+        bool dq = cv_node_is(x, "DequantizeLinear"), q = cv_node_is(x, "QuantizeLinear");
+        any = dq || q;
     }
     if (!any)
         return CARVE_OK;
