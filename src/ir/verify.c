@@ -64,6 +64,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
 {
     carve_model *m = c->m;
     const cv_graph *gr = &m->graphs[g];
+    uint32_t n_subs = 0; /* subgraphs its nodes hold */
     for (uint32_t i = 0; i < gr->nodes.n; i++)
         c->pos[gr->nodes.v[i]] = i;
     for (uint32_t i = 0; i < gr->inputs.n; i++) {
@@ -93,7 +94,12 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
             if (v >= m->n_values)
                 return fail(c, NODE_FMT ": input %u is not a value", NODE_ARGS(n), j);
             const cv_value *x = &m->values[v];
-            if (!cv_graph_encloses(m, x->graph, g))
+            if (x->graph == g) { /* the common case: visible() without its scope walk */
+                bool seen = x->producer == CARVE_NONE ? x->is_input || x->init
+                                                      : c->pos[x->producer] != CARVE_NONE && c->pos[x->producer] < i;
+                if (seen)
+                    continue;
+            } else if (!cv_graph_encloses(m, x->graph, g))
                 return fail(c, NODE_FMT ": input %u '%s' is defined in graph '%s', out of this node's scope",
                             NODE_ARGS(n), j, x->name, m->graphs[x->graph].name);
             if (!visible(c, v, g, i))
@@ -115,6 +121,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
         for (uint32_t j = 0; j < n->n_attr; j++) {
             const cv_attr *a = &n->attr[j];
             uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
+            n_subs += cnt;
             for (uint32_t k = 0; k < cnt; k++) {
                 carve_graph_id sub = a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k];
                 if (sub >= m->n_graphs || m->graphs[sub].parent != g || m->graphs[sub].owner != id)
@@ -139,7 +146,7 @@ static carve_status verify_graph(vctx *c, carve_graph_id g)
     }
     /* Subgraphs after this graph's positions are set: their checks read
      * positions of enclosing nodes. Children reset only their own nodes. */
-    for (uint32_t i = 0; i < gr->nodes.n; i++) {
+    for (uint32_t i = 0; i < gr->nodes.n && n_subs; i++) {
         const cv_node *n = &m->nodes[gr->nodes.v[i]];
         for (uint32_t j = 0; j < n->n_attr; j++) {
             const cv_attr *a = &n->attr[j];
@@ -178,8 +185,7 @@ carve_status carve_model_verify(carve_model *m)
     if (!pos)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory verifying");
     vctx c = {m, pos, (uint8_t *)(pos + nn)};
-    for (uint32_t i = 0; i < m->n_nodes; i++)
-        c.pos[i] = CARVE_NONE;
+    memset(c.pos, 0xff, (size_t)m->n_nodes * sizeof *c.pos); /* CARVE_NONE */
     memset(c.named, 0, nn);
     mark_named(m, c.named);
     /* Every graph but main must hang off a node, or it is a leftover. */

@@ -92,6 +92,20 @@ static bool int64_in_range(const cv_tensor *t)
     return true;
 }
 
+/* check_value's common pass (a tensor of a dtype the rule takes, of a
+ * known rank within the limit, static when the target asks) without its
+ * call: anything else goes to check_value for the verdict and message. */
+static inline bool value_fits(const cv_type *ty, uint32_t mask, bool inner, int max_rank, bool static_shapes)
+{
+    if (ty->kind != CARVE_TYPE_TENSOR || ty->dtype == CARVE_UNDEFINED || !(inner || ((mask >> ty->dtype) & 1)) ||
+        ty->rank < 0 || ty->rank > max_rank)
+        return false;
+    for (int d = 0; static_shapes && d < ty->rank; d++)
+        if (ty->dims[d].value < 0)
+            return false;
+    return true;
+}
+
 static cv_reason check_value(const carve_model *m, carve_value_id v, const char *role, uint32_t idx,
                              const carve_target *t, uint32_t mask, bool inner, int max_rank, char *msg, size_t msgsz)
 {
@@ -152,11 +166,11 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
 {
     const cv_node *n = &m->nodes[id];
     msg[0] = 0;
-    if (cv_op_has(m, id, CV_OP_CONST_SOURCE)) {
+    const cv_op_def *def = cv_op_for_node(m, id);
+    if (def && (def->flags & CV_OP_CONST_SOURCE) == CV_OP_CONST_SOURCE) {
         snprintf(msg, msgsz, "a Constant node: partitions read its value from the outer scope");
         return CV_R_CONSTANT;
     }
-    const cv_op_def *def = cv_op_for_node(m, id);
     if (*n->domain) {
         snprintf(msg, msgsz, "op of domain '%s'", n->domain);
         return CV_R_CUSTOM_DOMAIN;
@@ -185,7 +199,7 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
             snprintf(msg, msgsz, "%s's output shape depends on input values", n->op);
             return CV_R_DATA_DEPENDENT;
         }
-        for (uint32_t i = 0; i < n->n_in && i < 32; i++)
+        for (uint32_t i = 0; def->shape_inputs && i < n->n_in && i < 32; i++)
             if ((def->shape_inputs >> i) & 1 && n->in[i] != CARVE_NONE && !cv_value_is_const(m, n->in[i])) {
                 snprintf(msg, msgsz, "input %u '%s' decides the output shape and is not a constant", i,
                          m->values[n->in[i]].name);
@@ -201,8 +215,10 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
         /* a constant that decides shapes (axes, pads, sizes: attributes
          * before their opset made them inputs) is a compile-time parameter
          * of the op, not a tensor the target holds: any dtype will do */
-        if (def && i < 32 && ((def->shape_inputs >> i) & 1) && cv_value_is_const(m, n->in[i]))
+        if (def && def->shape_inputs && i < 32 && ((def->shape_inputs >> i) & 1) && cv_value_is_const(m, n->in[i]))
             in_unit = true;
+        if (value_fits(&m->values[n->in[i]].type, mask, in_unit, max_rank, t->static_shapes))
+            continue;
         cv_reason why = check_value(m, n->in[i], "input", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
             return why;
@@ -213,6 +229,8 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
             continue;
         n_outs++;
         bool in_unit = inner && i < 64 && ((inner->out >> i) & 1);
+        if (value_fits(&m->values[n->out[i]].type, mask, in_unit, max_rank, t->static_shapes))
+            continue;
         cv_reason why = check_value(m, n->out[i], "output", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
             return why;
@@ -267,7 +285,7 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
         }
     }
     uint32_t n_given = 0;
-    for (uint32_t i = 0; i < n->n_in; i++)
+    for (uint32_t i = 0; (r->min_inputs || r->max_inputs) && i < n->n_in; i++)
         n_given += n->in[i] != CARVE_NONE;
     if (r->min_inputs && n_given < (uint32_t)r->min_inputs) {
         snprintf(msg, msgsz, "%s takes %s with at least %d inputs, this one has %u", t->name, n->op, r->min_inputs,
@@ -287,7 +305,7 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
                  n_given);
         return CV_R_INPUT_COUNT;
     }
-    for (uint32_t i = 0; i < n->n_in && i < 32; i++)
+    for (uint32_t i = 0; r->const_inputs && i < n->n_in && i < 32; i++)
         if ((r->const_inputs >> i) & 1 && n->in[i] != CARVE_NONE && !cv_value_is_const(m, n->in[i])) {
             snprintf(msg, msgsz, "input %u '%s' of %s must be a constant for %s (it is compiled in)", i,
                      m->values[n->in[i]].name, n->op, t->name);
@@ -314,14 +332,13 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
         }
     }
     if (t->lg_int64) {
-        bool slice = !strcmp(n->op, "Slice");
         for (uint32_t i = 0; i < n->n_in; i++) {
             if (n->in[i] == CARVE_NONE || m->values[n->in[i]].type.dtype != CARVE_INT64)
                 continue;
             const cv_tensor *ct = cv_const_tensor(m, n->in[i]);
             if (!ct || int64_in_range(ct))
                 continue;
-            if (slice && (i == 1 || i == 2) && t->lg_clamp_slice)
+            if ((i == 1 || i == 2) && t->lg_clamp_slice && cv_node_is(n, "Slice"))
                 continue; /* clamped: the meaning of Slice bounds allows it */
             snprintf(msg, msgsz, "input %u '%s' holds int64 values outside the int32 range", i,
                      m->values[n->in[i]].name);

@@ -22,7 +22,25 @@ typedef struct {
      * copied into the model's arena once, shared by every Delegate */
     const char *an[4];
     cv_bytes *tv; /* by target: target, backend, backend_version (n == SIZE_MAX: not made yet) */
+    /* g is the main graph and no value's name starts "Delegate_": a body
+     * value's name "<Delegate_k>/<name>" can then clash only inside its
+     * body, and only the body's scope is searched */
+    bool outer_clear;
 } dctx;
+
+/* Room in a for `more` ids past its end (lists whose length is known ahead
+ * are filled without a push each). */
+static bool ids_room(cv_ids *a, uint32_t more)
+{
+    if (a->cap - a->n >= more)
+        return true;
+    uint32_t *v = cv_realloc(a->v, ((size_t)a->n + more) * sizeof *v);
+    if (!v)
+        return false;
+    a->v = v;
+    a->cap = a->n + more;
+    return true;
+}
 
 static carve_status nomem(carve_model *m) { return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory building delegates"); }
 
@@ -54,6 +72,17 @@ static const char *delegate_name(carve_model *m, const char *prefix, uint32_t in
     memcpy(s + pl + 9, d + k, dl);
     s[pl + 9 + dl] = 0;
     return s;
+}
+
+/* Does no value's name start "Delegate_" (delegate_name's names)? */
+static bool delegate_names_free(const carve_model *m)
+{
+    for (carve_value_id v = 0; v < m->n_values; v++) {
+        const char *s = m->values[v].name;
+        if (s && s[0] == 'D' && !strncmp(s, "Delegate_", 9))
+            return false;
+    }
+    return true;
 }
 
 /* The Delegate's attributes, in this order: target, body, backend and
@@ -93,6 +122,15 @@ static carve_status delegate_attrs(dctx *d, carve_node_id dn, carve_graph_id bod
 }
 
 
+/* v is read by a node of partition pu (CARVE_NONE: on CPU). */
+static inline void mark_read(dctx *d, carve_value_id v, uint32_t pu)
+{
+    const carve_model *m = d->lw->m;
+    carve_node_id p = m->values[v].producer;
+    if (p != CARVE_NONE && m->nodes[p].graph == d->g && d->lw->ln[p].part != pu)
+        d->external[v] = 1;
+}
+
 /* external[v] for values produced by partitioned nodes of g. */
 static carve_status mark_external(dctx *d)
 {
@@ -103,10 +141,10 @@ static carve_status mark_external(dctx *d)
         carve_node_id id = gr->nodes.v[i];
         uint32_t pu = d->lw->ln[id].part;
         const cv_node *n = &m->nodes[id];
-        reads.n = 0;
         for (uint32_t k = 0; k < n->n_in; k++)
-            if (n->in[k] != CARVE_NONE && !cv_ids_push(&reads, n->in[k]))
-                goto fail;
+            if (n->in[k] != CARVE_NONE)
+                mark_read(d, n->in[k], pu);
+        reads.n = 0;
         for (uint32_t j = 0; j < n->n_attr; j++) {
             const cv_attr *a = &n->attr[j];
             uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
@@ -114,11 +152,8 @@ static carve_status mark_external(dctx *d)
                 if (!cv_graph_captures(m, a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[k], &reads))
                     goto fail;
         }
-        for (uint32_t k = 0; k < reads.n; k++) {
-            carve_node_id p = m->values[reads.v[k]].producer;
-            if (p != CARVE_NONE && m->nodes[p].graph == d->g && d->lw->ln[p].part != pu)
-                d->external[reads.v[k]] = 1;
-        }
+        for (uint32_t k = 0; k < reads.n; k++)
+            mark_read(d, reads.v[k], pu); /* what its subgraphs capture */
     }
     for (uint32_t i = 0; i < gr->outputs.n; i++)
         d->external[gr->outputs.v[i]] = 1;
@@ -131,9 +166,10 @@ fail:
 
 /* "<delegate>/<name>" (or that with "#k" when taken), made on the stack:
  * cv_value_new keeps the one copy. */
-static carve_value_id body_value(carve_model *m, carve_graph_id body, const char *delegate, size_t dlen,
+static carve_value_id body_value(const dctx *d, carve_graph_id body, const char *delegate, size_t dlen,
                                  carve_value_id like)
 {
+    carve_model *m = d->lw->m;
     const char *vn = m->values[like].name;
     size_t vl = strlen(vn), n = dlen + 1 + vl;
     char small[256], *buf = n < sizeof small ? small : cv_malloc(n + 1);
@@ -142,7 +178,8 @@ static carve_value_id body_value(carve_model *m, carve_graph_id body, const char
     memcpy(buf, delegate, dlen);
     buf[dlen] = '/';
     memcpy(buf + dlen + 1, vn, vl + 1);
-    const char *nm = carve_graph_find_value(m, body, buf) == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
+    carve_value_id clash = d->outer_clear ? cv_strmap_get(&m->graphs[body].scope, buf) : carve_graph_find_value(m, body, buf);
+    const char *nm = clash == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
     carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
     if (v != CARVE_NONE)
         m->values[v].type = m->values[like].type;
@@ -156,27 +193,37 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     cv_lower *lw = d->lw;
     carve_model *m = lw->m;
     uint32_t tag = lp->index + 1;
+    /* room for every read and every value made: the boundary lists are
+     * filled without a push each */
+    uint32_t n_read = 0, n_made = 0;
+    for (uint32_t i = 0; i < lp->nodes.n; i++) {
+        n_read += m->nodes[lp->nodes.v[i]].n_in;
+        n_made += m->nodes[lp->nodes.v[i]].n_out;
+    }
+    if (!ids_room(&lp->inputs, n_read) || !ids_room(&lp->outputs, n_made))
+        return nomem(m);
     /* boundary inputs, in order of first use */
     for (uint32_t i = 0; i < lp->nodes.n; i++) {
         const cv_node *n = &m->nodes[lp->nodes.v[i]];
         for (uint32_t k = 0; k < n->n_in; k++) {
             carve_value_id v = n->in[k];
-            if (v == CARVE_NONE || cv_value_is_const(m, v) || d->stamp[v] == tag)
+            if (v == CARVE_NONE || d->stamp[v] == tag)
                 continue;
             carve_node_id p = m->values[v].producer;
             /* nodes past lw->cap are Delegates made for earlier partitions */
             if (p != CARVE_NONE && p < lw->cap && m->nodes[p].graph == d->g && lw->ln[p].part == lp->index)
                 continue; /* made inside */
+            if (cv_value_is_const(m, v))
+                continue;
             d->stamp[v] = tag;
-            if (!cv_ids_push(&lp->inputs, v))
-                return nomem(m);
+            lp->inputs.v[lp->inputs.n++] = v;
         }
     }
     for (uint32_t i = 0; i < lp->nodes.n; i++) {
         const cv_node *n = &m->nodes[lp->nodes.v[i]];
         for (uint32_t k = 0; k < n->n_out; k++)
-            if (n->out[k] != CARVE_NONE && d->external[n->out[k]] && !cv_ids_push(&lp->outputs, n->out[k]))
-                return nomem(m);
+            if (n->out[k] != CARVE_NONE && d->external[n->out[k]])
+                lp->outputs.v[lp->outputs.n++] = n->out[k];
     }
     /* the Delegate node and its body */
     carve_node_id dn = cv_node_new(m, d->g, "Delegate", "ai.carve", lp->inputs.n, lp->outputs.n);
@@ -198,25 +245,33 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     m->graphs[body].owner = dn;
     lp->delegate = dn;
     lp->body = body;
+    /* the body's lists and scope sized once: its boundary values, then
+     * the values its nodes make */
+    cv_graph *bg = &m->graphs[body];
+    if (!ids_room(&bg->inputs, lp->inputs.n) || !ids_room(&bg->outputs, lp->outputs.n) ||
+        !ids_room(&bg->nodes, lp->nodes.n) || !cv_strmap_reserve(&bg->scope, lp->inputs.n + lp->outputs.n + n_made))
+        return nomem(m);
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
-        carve_value_id bv = body_value(m, body, dname, dlen, v);
-        if (bv == CARVE_NONE || !cv_ids_push(&m->graphs[body].inputs, bv)) {
+        carve_value_id bv = body_value(d, body, dname, dlen, v);
+        if (bv == CARVE_NONE) {
             st = nomem(m);
             break;
         }
+        m->graphs[body].inputs.v[m->graphs[body].inputs.n++] = bv;
         m->values[bv].is_input = true;
         m->nodes[dn].in[i] = v;
         d->remap[v] = bv;
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
-        carve_value_id iv = body_value(m, body, dname, dlen, v);
-        if (iv == CARVE_NONE || !cv_ids_push(&m->graphs[body].outputs, iv)) {
+        carve_value_id iv = body_value(d, body, dname, dlen, v);
+        if (iv == CARVE_NONE) {
             st = nomem(m);
             break;
         }
+        m->graphs[body].outputs.v[m->graphs[body].outputs.n++] = iv;
         /* the inner value takes over the producer; the outer one is now the
          * Delegate's output */
         carve_node_id p = m->values[v].producer;
@@ -246,8 +301,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
                 m->graphs[a->kind == CARVE_ATTR_GRAPH ? a->u.g : a->u.graphs[q]].parent = body;
         }
         n->graph = body;
-        if (!cv_ids_push(&m->graphs[body].nodes, id))
-            st = nomem(m);
+        m->graphs[body].nodes.v[m->graphs[body].nodes.n++] = id;
         lw->ln[id].delegate = dn;
     }
     for (uint32_t i = 0; i < lp->inputs.n; i++)
@@ -284,18 +338,28 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         mine[k].index = k;
         mine[k].delegate = CARVE_NONE;
     }
+    for (uint32_t i = 0; i < gr->nodes.n; i++) { /* sizes first: .cap counts */
+        uint32_t p = lw->ln[gr->nodes.v[i]].part;
+        if (p != CARVE_NONE)
+            mine[p].nodes.cap++;
+    }
+    for (uint32_t k = 0; k < n_parts; k++) {
+        uint32_t size = mine[k].nodes.cap;
+        mine[k].nodes.cap = 0;
+        if (!ids_room(&mine[k].nodes, size))
+            return nomem(m);
+    }
     for (uint32_t i = 0; i < gr->nodes.n; i++) {
         carve_node_id id = gr->nodes.v[i];
         uint32_t p = lw->ln[id].part;
         if (p == CARVE_NONE)
             continue;
         mine[p].target = lw->ln[id].target;
-        if (!cv_ids_push(&mine[p].nodes, id))
-            return nomem(m);
+        mine[p].nodes.v[mine[p].nodes.n++] = id;
     }
     dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),
               cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values, {0},
-              cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes))};
+              cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes)), false};
     if (!d.stamp || !d.external || !d.remap || !d.tv) {
         cv_free(d.stamp);
         cv_free(d.external);
@@ -309,6 +373,7 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         d.remap[i] = CARVE_NONE;
     memset(d.stamp, 0, ((size_t)m->n_values + 1) * sizeof(uint32_t));
     memset(d.external, 0, (size_t)m->n_values + 1);
+    d.outer_clear = g == 0 && delegate_names_free(m);
     carve_status st = mark_external(&d);
     for (uint32_t k = 0; k < n_parts && !st; k++)
         st = build_one(&d, &mine[k]);

@@ -143,7 +143,6 @@ static carve_status int64_to_int32(cv_lower *lw, const carve_target *tg, carve_n
      * (one per constant, made at its first read) */
     for (uint32_t i = 0; i < n_body; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
-        bool slice = !strcmp(m->nodes[id].op, "Slice");
         for (uint32_t k = 0; k < m->nodes[id].n_in; k++) {
             carve_value_id v = m->nodes[id].in[k];
             if (v == CARVE_NONE || m->values[v].graph == body || m->values[v].type.dtype != CARVE_INT64 ||
@@ -178,7 +177,7 @@ static carve_status int64_to_int32(cv_lower *lw, const carve_target *tg, carve_n
                 int64_t q;
                 memcpy(&q, (const int64_t *)t->data + e, sizeof q);
                 if (q > INT32_MAX || q < INT32_MIN) {
-                    if (!(slice && (k == 1 || k == 2) && tg->lg_clamp_slice &&
+                    if (!((k == 1 || k == 2) && tg->lg_clamp_slice && cv_node_is(&m->nodes[id], "Slice") &&
                           !(lw->o && (lw->o->disable_legalize & CARVE_LEGALIZE_SLICE_CLAMP)))) {
                         /* without the clamp, the value wraps as HTP would */
                         d32[e] = (int32_t)(uint32_t)(uint64_t)q;
@@ -212,7 +211,7 @@ static carve_status int64_to_int32(cv_lower *lw, const carve_target *tg, carve_n
     for (uint32_t i = 0; i < n_nodes; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         cv_node *n = &m->nodes[id];
-        if (!strcmp(n->op, "Cast") && m->nodes[id].n_attr && cv_attr_i(m, id, "to", 0) == CARVE_INT64 &&
+        if (cv_node_is(n, "Cast") && m->nodes[id].n_attr && cv_attr_i(m, id, "to", 0) == CARVE_INT64 &&
             !cv_node_attr_find(m, id, "saturate")) {
             carve_node_set_attr_int(m, id, "to", CARVE_INT32);
             m->values[n->out[0]].type.dtype = CARVE_INT32;
@@ -291,7 +290,7 @@ static carve_status uint8_cast(cv_lower *lw, carve_graph_id body)
     for (uint32_t i = 0; i < n_nodes; i++) {
         carve_node_id id = m->graphs[body].nodes.v[i];
         cv_node *n = &m->nodes[id];
-        if (strcmp(n->op, "Cast") || n->in[0] == CARVE_NONE || n->out[0] == CARVE_NONE)
+        if (!cv_node_is(n, "Cast") || n->in[0] == CARVE_NONE || n->out[0] == CARVE_NONE)
             continue;
         carve_value_id x = n->in[0], y = n->out[0];
         int64_t to = cv_attr_i(m, id, "to", 0);

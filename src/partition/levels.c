@@ -17,15 +17,15 @@ uint32_t cv_partition_levels(const cv_dag *d, uint32_t *part)
     uint32_t n = d->n;
     int32_t *level = cv_malloc(((size_t)n + 1) * sizeof *level);
     uint8_t *const_only = cv_malloc((size_t)n + 1);
-    uint32_t *succ_start = cv_malloc(((size_t)n + 2) * sizeof *succ_start);
+    uint32_t *succ_start = NULL, *succ = NULL;
     uint32_t n_edges = d->pred_start[n];
-    uint32_t *succ = cv_malloc(((size_t)n_edges + 1) * sizeof *succ);
     int32_t *remap = NULL;
     uint8_t *taken = NULL;
     uint32_t count = CARVE_NONE;
-    if (!level || !const_only || !succ_start || !succ)
+    if (!level || !const_only)
         goto done;
     int32_t max_level = -1;
+    bool any_const_only = false;
     for (uint32_t i = 0; i < n; i++) {
         int32_t l = d->supported[i] ? 0 : -1;
         bool co = d->supported[i] && !d->reads_runtime[i];
@@ -38,18 +38,26 @@ uint32_t cv_partition_levels(const cv_dag *d, uint32_t *part)
         }
         level[i] = l;
         const_only[i] = co;
+        any_const_only = any_const_only || co;
         if (l > max_level)
             max_level = l;
     }
-    /* successors, for the consumers of constant-only nodes */
-    memset(succ_start, 0, ((size_t)n + 2) * sizeof *succ_start);
-    for (uint32_t k = 0; k < n_edges; k++)
-        succ_start[d->pred[k] + 2]++;
-    for (uint32_t i = 0; i < n; i++)
-        succ_start[i + 2] += succ_start[i + 1];
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t k = d->pred_start[i]; k < d->pred_start[i + 1]; k++)
-            succ[succ_start[d->pred[k] + 1]++] = i;
+    /* successors, for the consumers of constant-only nodes (when there are
+     * any) */
+    if (any_const_only) {
+        succ_start = cv_malloc(((size_t)n + 2) * sizeof *succ_start);
+        succ = cv_malloc(((size_t)n_edges + 1) * sizeof *succ);
+        if (!succ_start || !succ)
+            goto done;
+        memset(succ_start, 0, ((size_t)n + 2) * sizeof *succ_start);
+        for (uint32_t k = 0; k < n_edges; k++)
+            succ_start[d->pred[k] + 2]++;
+        for (uint32_t i = 0; i < n; i++)
+            succ_start[i + 2] += succ_start[i + 1];
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t k = d->pred_start[i]; k < d->pred_start[i + 1]; k++)
+                succ[succ_start[d->pred[k] + 1]++] = i;
+    }
     /* levels taken by nodes that read runtime values */
     taken = cv_malloc((size_t)max_level + 2);
     remap = cv_malloc(((size_t)max_level + 2) * sizeof *remap);
@@ -61,7 +69,7 @@ uint32_t cv_partition_levels(const cv_dag *d, uint32_t *part)
             taken[level[i]] = 1;
     /* constant-only nodes join their nearest consumer's level when a real
      * partition is there (reverse order: consumers are settled first) */
-    for (uint32_t i = n; i-- > 0;) {
+    for (uint32_t i = n; any_const_only && i-- > 0;) {
         if (!const_only[i])
             continue;
         int32_t best = INT32_MAX;

@@ -75,13 +75,12 @@ bool cv_taken_whole(const cv_lower *lw, carve_graph_id g)
 static const cv_target_op not_looked_up; /* its address marks an op not looked up yet */
 #define NOT_LOOKED_UP (&not_looked_up)
 
-/* The target's row for node id's op: by the op table row the node has,
+/* The target's row for node id's op: by the op table row def the node has,
  * looked up once per lowering and op (a name search per node otherwise). */
-static const cv_target_op *target_op(cv_lower *lw, uint32_t ti, carve_node_id id)
+static const cv_target_op *target_op(cv_lower *lw, uint32_t ti, carve_node_id id, const cv_op_def *def)
 {
     const carve_target *t = lw->ts[ti];
     const char *op = lw->m->nodes[id].op;
-    const cv_op_def *def = cv_op_for_node(lw->m, id);
     if (!def)
         return cv_target_find_op(t, op);
     if (!lw->op_rows[ti]) {
@@ -118,9 +117,11 @@ cv_reason cv_verdict(cv_lower *lw, uint32_t ti, carve_node_id id, const cv_unit_
         *out = cv_arena_strdup(&m->arena, refused);
         return CV_R_BACKEND_REFUSED;
     }
-    cv_reason r = cv_capable_op(m, id, t, target_op(lw, ti, id), t->qdq_units ? inner : NULL, msg, sizeof msg);
+    const cv_op_def *def = cv_op_for_node(m, id);
+    cv_reason r = cv_capable_op(m, id, t, target_op(lw, ti, id, def), t->qdq_units ? inner : NULL, msg, sizeof msg);
     *out = r ? cv_arena_strdup(&m->arena, msg) : NULL;
-    const cv_op_def *def = r ? NULL : cv_op_for_node(m, id);
+    if (r)
+        def = NULL;
     if (def && (def->flags & CV_OP_CONTROL)) { /* the target takes control flow whole */
         char why[400];
         carve_node_id c = body_refusal(lw, t, id, why, sizeof why);

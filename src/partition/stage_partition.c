@@ -36,24 +36,11 @@ static carve_status nomem(const cv_lower *lw)
     return cv_error(lw->m->ctx, CARVE_ERR_NOMEM, "out of memory partitioning");
 }
 
-/* Is v a runtime value as seen from graph g: a graph input, a node output
- * (not a Constant) or an outer value that is not constant. */
-static bool is_runtime(const carve_model *m, carve_value_id v) { return !cv_value_is_const(m, v); }
-
-static bool node_is_impure_source(const carve_model *m, carve_node_id id)
-{
-    const cv_op_def *d = cv_op_for_node(m, id);
-    return d && (d->flags & CV_OP_IMPURE);
-}
-
-/* Values node `id` reads: its inputs and what its subgraphs capture. */
-static bool node_reads(const carve_model *m, carve_node_id id, cv_ids *out)
+/* The outer values node id's subgraphs read. */
+static bool node_captures(const carve_model *m, carve_node_id id, cv_ids *out)
 {
     const cv_node *n = &m->nodes[id];
     out->n = 0;
-    for (uint32_t i = 0; i < n->n_in; i++)
-        if (n->in[i] != CARVE_NONE && !cv_ids_push(out, n->in[i]))
-            return false;
     for (uint32_t j = 0; j < n->n_attr; j++) {
         const cv_attr *a = &n->attr[j];
         uint32_t cnt = a->kind == CARVE_ATTR_GRAPH ? 1 : a->kind == CARVE_ATTR_GRAPHS ? a->n : 0;
@@ -62,6 +49,16 @@ static bool node_reads(const carve_model *m, carve_node_id id, cv_ids *out)
                 return false;
     }
     return true;
+}
+
+/* cv_ids_push without its call while there is room (an edge per read). */
+static inline bool push(cv_ids *a, uint32_t x)
+{
+    if (a->n < a->cap) {
+        a->v[a->n++] = x;
+        return true;
+    }
+    return cv_ids_push(a, x);
 }
 
 static carve_status pg_open(cv_lower *lw, carve_graph_id g, pgraph *pg)
@@ -132,36 +129,65 @@ static void step_capability(cv_lower *lw, pgraph *pg)
 }
 
 /* edges: each node's predecessors in the graph (through the values it and
- * its bodies read), and whether it reads a runtime value. */
+ * its bodies read), and whether it reads a runtime value: a graph input, a
+ * node output (not a Constant's) or an outer value that is not constant
+ * (cv_value_is_const, with the graph's own producers' rows looked up once:
+ * flags[i] bit 0 a constant source, bit 1 an impure one). */
+static inline bool read_edge(const carve_model *m, pgraph *pg, const uint8_t *flags, uint32_t i, carve_value_id v)
+{
+    const cv_value *x = &m->values[v];
+    carve_node_id p = x->producer;
+    bool here = p != CARVE_NONE && m->nodes[p].graph == pg->g;
+    if (x->init ? !x->is_input : here ? flags[pg->pos[p]] & 1 : p != CARVE_NONE && cv_op_has(m, p, CV_OP_CONST_SOURCE))
+        return true; /* a constant */
+    if (here && x->graph == pg->g)
+        return push(&pg->preds, pg->pos[p]);
+    pg->rr[i] = 1; /* a graph input or a runtime value from an outer scope */
+    return true;
+}
+
 static carve_status step_edges(cv_lower *lw, pgraph *pg)
 {
     carve_model *m = lw->m;
     const cv_graph *gr = &m->graphs[pg->g];
+    uint8_t *flags = cv_malloc((size_t)pg->n + 1);
+    if (!flags)
+        return nomem(lw);
+    size_t n_reads = 0;
+    for (uint32_t i = 0; i < pg->n; i++) {
+        const cv_op_def *d = cv_op_for_node(m, gr->nodes.v[i]);
+        flags[i] = (uint8_t)((d && (d->flags & CV_OP_CONST_SOURCE) == CV_OP_CONST_SOURCE) |
+                             (d && (d->flags & CV_OP_IMPURE) ? 2 : 0));
+        n_reads += m->nodes[gr->nodes.v[i]].n_in;
+    }
     cv_ids reads = {0};
     carve_status st = CARVE_OK;
+    if (n_reads < UINT32_MAX && pg->preds.cap < n_reads) { /* room for an edge per input */
+        uint32_t *v = cv_realloc(pg->preds.v, n_reads * sizeof *v);
+        if (v) {
+            pg->preds.v = v;
+            pg->preds.cap = (uint32_t)n_reads;
+        }
+    }
     for (uint32_t i = 0; i < pg->n && !st; i++) {
         carve_node_id id = gr->nodes.v[i];
+        const cv_node *n = &m->nodes[id];
         pg->pred_start[i] = pg->preds.n;
-        if (!node_reads(m, id, &reads)) {
-            st = nomem(lw);
-            break;
-        }
-        pg->rr[i] = node_is_impure_source(m, id);
-        for (uint32_t k = 0; k < reads.n; k++) {
-            const cv_value *v = &m->values[reads.v[k]];
-            if (v->graph == pg->g && v->producer != CARVE_NONE && m->nodes[v->producer].graph == pg->g &&
-                !cv_value_is_const(m, reads.v[k])) {
-                if (!cv_ids_push(&pg->preds, pg->pos[v->producer])) {
+        pg->rr[i] = flags[i] >> 1;
+        for (uint32_t k = 0; k < n->n_in && !st; k++)
+            if (n->in[k] != CARVE_NONE && !read_edge(m, pg, flags, i, n->in[k]))
+                st = nomem(lw);
+        if (!st && n->n_attr) { /* what its subgraphs capture */
+            if (!node_captures(m, id, &reads))
+                st = nomem(lw);
+            for (uint32_t k = 0; k < reads.n && !st; k++)
+                if (!read_edge(m, pg, flags, i, reads.v[k]))
                     st = nomem(lw);
-                    break;
-                }
-            } else if (is_runtime(m, reads.v[k])) {
-                pg->rr[i] = 1; /* a graph input or a runtime value from an outer scope */
-            }
         }
     }
     pg->pred_start[pg->n] = pg->preds.n;
     cv_ids_free(&reads);
+    cv_free(flags);
     return st;
 }
 

@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_onnx(const cv_node *n, const char *op) { return !*n->domain && !strcmp(n->op, op); }
-
 static uint32_t find(uint32_t *up, uint32_t x)
 {
     while (up[x] != x) {
@@ -56,7 +54,8 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
     bool any = false;
     for (uint32_t i = 0; i < n && !any; i++) {
         const cv_node *x = &m->nodes[gr->nodes.v[i]];
-        any = is_onnx(x, "DequantizeLinear") || is_onnx(x, "QuantizeLinear");
+        bool dq = cv_node_is(x, "DequantizeLinear"), q = cv_node_is(x, "QuantizeLinear");
+        any = dq || q;
     }
     if (!any)
         return CARVE_OK;
@@ -94,9 +93,9 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
         uses[gr->outputs.v[k]] += 2; /* a graph output is never a unit's inner value */
     for (uint32_t i = 0; i < n; i++) {
         const cv_node *x = &m->nodes[gr->nodes.v[i]];
-        bool dq = is_onnx(x, "DequantizeLinear"), q = is_onnx(x, "QuantizeLinear");
+        bool dq = cv_node_is(x, "DequantizeLinear"), q = cv_node_is(x, "QuantizeLinear");
         if (dq && x->n_out && x->out[0] != CARVE_NONE && uses[x->out[0]] == 1 &&
-            !is_onnx(&m->nodes[gr->nodes.v[user[x->out[0]]]], "DequantizeLinear"))
+            !cv_node_is(&m->nodes[gr->nodes.v[user[x->out[0]]]], "DequantizeLinear"))
             join(unit_of, i, user[x->out[0]]);
         if (q || dq)
             continue;
@@ -105,7 +104,7 @@ carve_status cv_qdq_units(const carve_model *m, carve_graph_id g, uint32_t *unit
             if (v == CARVE_NONE || uses[v] != 1)
                 continue;
             const cv_node *q_node = &m->nodes[gr->nodes.v[user[v]]];
-            bool ok = is_onnx(q_node, "QuantizeLinear") && q_node->n_in && q_node->in[0] == v;
+            bool ok = cv_node_is(q_node, "QuantizeLinear") && q_node->n_in && q_node->in[0] == v;
             /* a runtime scale or zero point could be made from another
              * output of x: joining would close a cycle */
             for (uint32_t p = 1; ok && p < q_node->n_in; p++)
@@ -141,8 +140,8 @@ void cv_unit_inner(const carve_model *m, carve_graph_id g, const uint32_t *pos, 
         inner[i] = (cv_unit_inner_mask){0, 0, CARVE_NONE};
     for (uint32_t i = 0; i < gr->nodes.n; i++) {
         const cv_node *x = &m->nodes[gr->nodes.v[i]];
-        bool q = is_onnx(x, "QuantizeLinear");
-        if (q || is_onnx(x, "DequantizeLinear"))
+        bool q = cv_node_is(x, "QuantizeLinear");
+        if (q || cv_node_is(x, "DequantizeLinear"))
             inner[i].in |= 2; /* the scale: a parameter of the encoding */
         /* out_q: what rules.c's fixed_enc16 would otherwise find by scanning
          * the graph for every Sigmoid and Tanh */
