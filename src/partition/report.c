@@ -57,7 +57,7 @@ static inline bool word_escape(uint64_t x)
 /* The eight bytes at p, those from n on counted as 'a' (n < 8). */
 static inline uint64_t word_head(const char *p, size_t n)
 {
-    uint64_t x, keep = ~(uint64_t)0 >> (64 - 8 * n);
+    uint64_t x, keep = ~(uint64_t)0 >> 1 >> (63 - 8 * n); /* two shifts: n = 0 keeps none (a shift by 64 is undefined) */
     memcpy(&x, p, 8);
     return (x & keep) | (0x6161616161616161ull & ~keep);
 }
