@@ -86,6 +86,13 @@ finish_counts() {
   [ "$failures" -eq 0 ]
 }
 
+# model_missing NAME FILE: true, with a FAIL line naming the fetch script,
+# when a real model's file is not there (the caller counts it and goes on)
+model_missing() {
+  [ -f "$2" ] && return 1
+  echo "FAIL $1: $2 is missing (run scripts/fetch-models.sh)"
+}
+
 # real_models SET: the models of tests/data/real_models.list in SET (light
 # or heavy), one "name|path below the model cache|arguments" line each, the
 # arguments' $DATA, $P, $VAD, $DET_SIDE and $REC_WIDTH replaced (the caller

@@ -27,11 +27,7 @@ list=$(DET_SIDE=96 REC_WIDTH=160 real_models "$SET")
 while IFS='|' read -r name rel args; do
   [ -n "$name" ] || continue
   model=$CACHE/$rel
-  if [ ! -f "$model" ]; then
-    echo "FAIL $name: $model is missing (run scripts/fetch-models.sh)"
-    fail=$((fail + 1))
-    continue
-  fi
+  model_missing "$name" "$model" && { fail=$((fail + 1)); continue; }
   log=$(mktemp)
   if [ "$SET" = heavy ]; then
     # shellcheck disable=SC2086

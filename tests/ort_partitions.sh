@@ -82,9 +82,7 @@ while IFS='|' read -r name rel dims inputs tol inputs2; do
     dir=$(mktemp -d)
     ok=1
     # shellcheck disable=SC2086
-    if [ ! -f "$model" ]; then
-      echo "FAIL $name: $model is missing (run scripts/fetch-models.sh)"; fail=$((fail + 1)); rm -rf "$dir"; continue
-    fi
+    model_missing "$name" "$model" && { fail=$((fail + 1)); rm -rf "$dir"; continue; }
     # shellcheck disable=SC2086
     if ! "$CARVE" lower "$model" --target "$t" $dims -o "$dir/low.onnx" --export-partitions "$dir/parts" >"$dir/log" 2>&1; then
       echo "FAIL $name on $t: lowering failed:"; tail -5 "$dir/log" | sed 's/^/    /'; fail=$((fail + 1)); rm -rf "$dir"; continue

@@ -24,8 +24,7 @@ while IFS='|' read -r name rel args; do
   dir=$(mktemp -d)
   read -r atol rtol <<<"$(real_model_tolerance "$name")"
   # shellcheck disable=SC2086
-  if [ ! -f "$model" ]; then
-    echo "FAIL $name: $model is missing (run scripts/fetch-models.sh)"
+  if model_missing "$name" "$model"; then
     fail=$((fail + 1))
   elif ! "$CARVE" run "$model" --random-inputs 7 $args --output-dir "$dir" >"$dir/run.log" 2>&1; then
     echo "FAIL $name: carve run failed:"

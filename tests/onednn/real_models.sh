@@ -24,11 +24,7 @@ fail=0
 while IFS='|' read -r name rel args; do
   [ -n "$name" ] || continue
   model=$CACHE/$rel
-  if [ ! -f "$model" ]; then
-    echo "FAIL $name: $model is missing (run scripts/fetch-models.sh)"
-    fail=$((fail + 1))
-    continue
-  fi
+  model_missing "$name" "$model" && { fail=$((fail + 1)); continue; }
   # shellcheck disable=SC2086
   if out=$("$CARVE" check "$model" --target onednn --random-inputs 7 $args 2>&1); then
     echo "ok   $name: $(grep -m1 '^target ' <<<"$out")"
