@@ -1,10 +1,11 @@
 #!/bin/sh
 # perf_huge_malloc.sh CARVE: the carve command puts glibc's malloc in huge
 # pages (tools/carve.c, malloc_in_huge_pages; docs/performance.md): it
-# starts itself again once with glibc.malloc.hugetlb=1 added to
-# GLIBC_TUNABLES, keeps the user's other tunables, and leaves the process
-# alone when the user named the tunable, set CARVE_NO_REEXEC, or the system
-# has transparent huge pages off. Seen through strace's execve calls and
+# starts itself again once with glibc.malloc.hugetlb=1 and
+# glibc.malloc.top_pad=64 MiB added to GLIBC_TUNABLES, keeps the user's
+# other tunables (a top_pad of the user's own is not overridden), and
+# leaves the process alone when the user named hugetlb, set
+# CARVE_NO_REEXEC, or the system has transparent huge pages off. Seen through strace's execve calls and
 # the environment each one passes.
 set -eu
 CARVE=$1
@@ -31,12 +32,13 @@ case "$mode" in
   *) huge=no ;;
 esac
 echo "transparent huge pages: ${mode:-unknown}"
+ours=glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864
 
 got=$(execs -u GLIBC_TUNABLES -u CARVE_NO_REEXEC)
 echo "plain: $got"
 if [ $huge = yes ]; then
-  [ "$got" = "$(printf 'none\n"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"')" ] ||
-    fail "carve did not start again once with glibc.malloc.hugetlb=1: $got"
+  [ "$got" = "$(printf 'none\n"GLIBC_TUNABLES=%s"' "$ours")" ] ||
+    fail "carve did not start again once with $ours: $got"
 else
   [ "$got" = none ] || fail "huge pages are off, yet carve started again: $got"
 fi
@@ -44,8 +46,15 @@ fi
 got=$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.arena_max=2)
 echo "user tunable: $got"
 if [ $huge = yes ]; then
-  [ "$got" = "$(printf '"GLIBC_TUNABLES=glibc.malloc.arena_max=2"\n"GLIBC_TUNABLES=glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"')" ] ||
+  [ "$got" = "$(printf '"GLIBC_TUNABLES=glibc.malloc.arena_max=2"\n"GLIBC_TUNABLES=glibc.malloc.arena_max=2:%s"' "$ours")" ] ||
     fail "the user's tunable was not kept in front of hugetlb: $got"
+fi
+
+got=$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.top_pad=1048576)
+echo "user's top_pad: $got"
+if [ $huge = yes ]; then
+  [ "$got" = "$(printf '"GLIBC_TUNABLES=glibc.malloc.top_pad=1048576"\n"GLIBC_TUNABLES=glibc.malloc.top_pad=1048576:glibc.malloc.hugetlb=1"')" ] ||
+    fail "carve overrode the user's glibc.malloc.top_pad: $got"
 fi
 
 got=$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.hugetlb=0)
@@ -58,7 +67,7 @@ echo "CARVE_NO_REEXEC: $got"
 
 got=$(execs -u GLIBC_TUNABLES CARVE_NO_REEXEC=0)
 echo "CARVE_NO_REEXEC=0: $got"
-[ $huge = no ] || [ "$got" = "$(printf 'none\n"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"')" ] ||
+[ $huge = no ] || [ "$got" = "$(printf 'none\n"GLIBC_TUNABLES=%s"' "$ours")" ] ||
   fail "CARVE_NO_REEXEC=0 (as CARVE_NO_FSYNC=0: not set) kept carve from starting again: $got"
 
 # the second start gets the same arguments: a lowering's output is the same
