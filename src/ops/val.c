@@ -132,9 +132,7 @@ static bool slab_new(cv_pool *p, size_t need)
     s->size = size;
     s->ext[0] = (cv_pool_ext){0, size, false};
     s->n_ext = 1;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    (void)madvise(s->base, size, MADV_HUGEPAGE); /* advice: failing changes nothing */
-#endif
+    cv_advise_huge(s->base, size);
     POOL_POISON(s->base, size);
     p->n_slab++;
     p->reserved += size;
