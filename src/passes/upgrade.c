@@ -18,10 +18,15 @@
  *     (< 21) scale and bias per channel; Scatter -> ScatterElements;
  *     RoiAlign (< 16) keeps output_half_pixel; GridSample (< 20) modes
  *     renamed; Concat (< 4) axis 1 said; consumed_inputs, Gemm's and the
- *     elementwise ops' legacy broadcast (< 7, where it is numpy's) dropped.
- * Nodes keep their ids and names (skip lists name them); nodes made are
- * named "<node>/<piece>". The model is upgraded whole or not at all: a node
- * with no faithful rewrite leaves it as it was, with the reason. */
+ *     elementwise ops' legacy broadcast (< 7, where it is numpy's) dropped;
+ *   - refused (no rewrite here): Cast (< 6), Tile (< 6), Scan (< 9), LpPool
+ *     and GlobalLpPool (< 2), Resize (< 13) with tf_half_pixel_for_nn.
+ * The rules are data: the table `rules` (op, opsets, a condition on the
+ * node, a handler), asked once per op table row; a node takes the first
+ * rule that applies. Nodes keep their ids and names (skip lists name
+ * them); nodes made are named "<node>/<piece>". The model is upgraded
+ * whole or not at all: a node with no faithful rewrite leaves it as it
+ * was, with the reason. */
 #include "passes.h"
 
 #include <float.h>
@@ -38,8 +43,8 @@ typedef struct up {
     uint32_t n_origin;
     carve_status err;
     bool changed;  /* the node at hand was rewritten */
-    bool plain;    /* the node at hand has no rule (set by upgrade_node) */
-    bool named;    /* a rule named the op of the node at hand (set by is()) */
+    const cv_op_def *row0; /* the op table's first row */
+    uint8_t *rule_at;      /* by op table row: 0 not looked up, else 1 + its first rule (N_RULES: none) */
     cv_ids todo;   /* the nodes the dry walk found something to do for, in walk order */
     char why[400];
 } up;
@@ -74,16 +79,6 @@ static bool nomem(up *u)
     if (!u->err)
         u->err = cv_error(u->m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
     return false;
-}
-
-/* First bytes compared first: every node is asked about 40 names, twice.
- * A match is noted: an op no rule names at the model's opsets has nothing
- * but consumed_inputs to drop (walk_dry asks once per op). */
-static bool is(up *u, const cv_node *n, const char *op)
-{
-    bool y = n->op[0] == op[0] && !strcmp(n->op, op);
-    u->named |= y;
-    return y;
 }
 
 static bool has_attr(const carve_model *m, carve_node_id id, const char *name)
@@ -282,11 +277,10 @@ static bool up_softmax(up *u, carve_node_id id)
 /* Upsample (7, 9) and Resize-10 to Resize: asymmetric coordinates; the old
  * nearest rounding floors when upsampling an axis and takes the ceiling
  * when downsampling it, which nearest_mode says for all axes at once. */
-static bool up_resize_legacy(up *u, carve_node_id id)
+static bool up_resize_legacy(up *u, carve_node_id id, bool ups)
 {
     carve_model *m = u->m;
     const cv_node *n = &m->nodes[id];
-    bool ups = is(u, n, "Upsample");
     const char *mode = cv_attr_s(m, id, "mode", "nearest");
     bool nearest = !strcmp(mode, "nearest");
     if (!nearest && strcmp(mode, "linear") && strcmp(mode, "bilinear"))
@@ -532,169 +526,247 @@ static bool up_legacy_broadcast(up *u, carve_node_id id)
     return true;
 }
 
-static bool is_reduce(up *u, const cv_node *n)
+/* Upsample (both forms) and Resize-10: see up_resize_legacy. */
+static bool up_upsample(up *u, carve_node_id id) { return up_resize_legacy(u, id, true); }
+static bool up_resize10(up *u, carve_node_id id) { return up_resize_legacy(u, id, false); }
+
+/* Squeeze, Unsqueeze (13), the Reduce ops (13, 18): axes as input 1. */
+static bool up_axes(up *u, carve_node_id id) { return attr_to_input(u, id, "axes", 1); }
+
+/* Slice before 10: starts, ends and axes as inputs. */
+static bool up_slice(up *u, carve_node_id id)
 {
-    /* op-list: data (ONNX's version history: the ops an upgrade step changes) */
-    static const char *const r[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                                    "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare",
-                                    NULL};
-    if (strncmp(n->op, "Reduce", 6))
-        return false; /* most nodes: one compare */
-    for (int i = 0; r[i]; i++)
-        if (!strcmp(n->op, r[i]))
-            return u->named = true;
-    return false;
+    const int64_t *p;
+    if (cv_attr_ints(u->m, id, "starts", &p) < 0 || cv_attr_ints(u->m, id, "ends", &p) < 0)
+        return refuse(u, id, "no starts or ends attribute");
+    return attr_to_input(u, id, "starts", 1) && attr_to_input(u, id, "ends", 2) && attr_to_input(u, id, "axes", 3);
 }
 
-static bool is_legacy_bcast(up *u, const cv_node *n)
+/* TopK before 10: k as input 1. */
+static bool up_topk(up *u, carve_node_id id)
 {
-    /* op-list: data (ONNX's version history: the ops an upgrade step changes) */
-    static const char *const r[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater",
-                                    "Less", "Gemm", NULL};
-    for (int i = 0; r[i]; i++)
-        if (n->op[0] == r[i][0] && !strcmp(n->op, r[i]))
-            return u->named = true;
-    return false;
+    int64_t k = cv_attr_i(u->m, id, "k", -1);
+    if (k < 0)
+        return refuse(u, id, "no k attribute");
+    if (u->dry)
+        return true;
+    drop_attr(u, id, "k");
+    return ints_input(u, id, 1, "k", 1, &k);
 }
 
-/* One node: its rewrite, or a refusal in u->why. */
-static bool upgrade_node(up *u, carve_node_id id)
+/* Reshape before 5: shape as input 1. */
+static bool up_reshape(up *u, carve_node_id id)
+{
+    const int64_t *p;
+    if (cv_attr_ints(u->m, id, "shape", &p) < 0)
+        return refuse(u, id, "no shape attribute");
+    return attr_to_input(u, id, "shape", 1);
+}
+
+/* Concat before 4 without an axis: the default was 1. */
+static bool no_axis(const carve_model *m, carve_node_id id) { return !has_attr(m, id, "axis"); }
+static bool up_concat(up *u, carve_node_id id) { return u->dry || set_int(u, id, "axis", 1); }
+
+/* Scatter: ScatterElements, the same op renamed. */
+static bool up_scatter(up *u, carve_node_id id)
+{
+    if (u->dry)
+        return true;
+    cv_node *w = &u->m->nodes[id]; /* same meaning, new name (see up_resize_legacy) */
+    w->op = cv_arena_strdup(&u->m->arena, "ScatterElements");
+    w->def = NULL;
+    w->def_gen = 0;
+    u->changed = true;
+    return w->op ? true : nomem(u);
+}
+
+/* RoiAlign before 16 without a coordinate_transformation_mode: the old
+ * one, output_half_pixel (16's default is half_pixel). */
+static bool no_ctm(const carve_model *m, carve_node_id id)
+{
+    return !has_attr(m, id, "coordinate_transformation_mode");
+}
+static bool up_roialign(up *u, carve_node_id id)
+{
+    return u->dry || set_str(u, id, "coordinate_transformation_mode", "output_half_pixel");
+}
+
+/* GridSample before 20: modes bilinear and bicubic renamed. */
+static bool up_gridsample(up *u, carve_node_id id)
+{
+    const char *md = cv_attr_s(u->m, id, "mode", "bilinear");
+    const char *nw = !strcmp(md, "bilinear") ? "linear" : !strcmp(md, "bicubic") ? "cubic" : NULL;
+    return u->dry || !nw || set_str(u, id, "mode", nw);
+}
+
+/* DFT before 20: axis as input 2. */
+static bool up_dft(up *u, carve_node_id id)
 {
     carve_model *m = u->m;
-    const cv_node *n = &m->nodes[id];
-    int64_t v = u->from;
-    u->plain = false;
-    u->named = false;
-    if (*n->domain) {
-        u->plain = true; /* other domains keep their opsets, consumed_inputs included */
+    int64_t ax = cv_attr_i(m, id, "axis", 1);
+    if (u->dry)
         return true;
-    }
-    if (!u->dry)
-        drop_attr(u, id, "consumed_inputs"); /* ignored since opset 6 */
-    /* The opset test of each rule comes before its name test: a model near
-     * the newest opset passes most rules at one comparison each. */
-    if (v < 13 && (is(u, n, "Softmax") || is(u, n, "LogSoftmax") || is(u, n, "Hardmax")))
-        return up_softmax(u, id);
-    if (is(u, n, "Upsample") || (v < 11 && is(u, n, "Resize")))
-        return up_resize_legacy(u, id);
-    if (v < 13 && is(u, n, "Resize") && !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""),
-                                              "tf_half_pixel_for_nn"))
-        return refuse(u, id, "coordinate_transformation_mode tf_half_pixel_for_nn was removed in opset 13");
-    if (v < 10 && is(u, n, "Slice")) {
-        const int64_t *p;
-        if (cv_attr_ints(m, id, "starts", &p) < 0 || cv_attr_ints(m, id, "ends", &p) < 0)
-            return refuse(u, id, "no starts or ends attribute");
-        return attr_to_input(u, id, "starts", 1) && attr_to_input(u, id, "ends", 2) && attr_to_input(u, id, "axes", 3);
-    }
-    if (v < 11 && is(u, n, "Pad"))
-        return up_pad(u, id);
-    if (v < 11 && is(u, n, "Clip"))
-        return up_clip(u, id);
-    if (v < 13 && (is(u, n, "Squeeze") || is(u, n, "Unsqueeze")))
-        return attr_to_input(u, id, "axes", 1);
-    if (v < 18 && is_reduce(u, n) && v < (is(u, n, "ReduceSum") ? 13 : 18) && u->to >= (is(u, n, "ReduceSum") ? 13 : 18))
-        return attr_to_input(u, id, "axes", 1);
-    if (is(u, n, "Split"))
-        return up_split(u, id);
-    if (v < 10 && is(u, n, "TopK")) {
-        int64_t k = cv_attr_i(m, id, "k", -1);
-        if (k < 0)
-            return refuse(u, id, "no k attribute");
-        if (u->dry)
-            return true;
-        drop_attr(u, id, "k");
-        return ints_input(u, id, 1, "k", 1, &k);
-    }
-    if (v < 5 && is(u, n, "Reshape")) {
-        const int64_t *p;
-        if (cv_attr_ints(m, id, "shape", &p) < 0)
-            return refuse(u, id, "no shape attribute");
-        return attr_to_input(u, id, "shape", 1);
-    }
-    if (is(u, n, "BatchNormalization"))
-        return up_batchnorm(u, id);
-    if (v < 12 && is(u, n, "Dropout"))
-        return up_dropout(u, id);
-    if (v < 21 && u->to >= 21 && is(u, n, "GroupNormalization"))
-        return up_groupnorm(u, id);
-    if (v < 4 && is(u, n, "Concat") && !has_attr(m, id, "axis"))
-        return u->dry || set_int(u, id, "axis", 1);
-    if (v < 7 && is_legacy_bcast(u, n))
-        return up_legacy_broadcast(u, id);
-    if (is(u, n, "Scatter")) {
-        if (u->dry)
-            return true;
-        cv_node *w = &m->nodes[id]; /* same meaning, new name (see up_resize_legacy) */
-        w->op = cv_arena_strdup(&m->arena, "ScatterElements");
-        w->def = NULL;
-        w->def_gen = 0;
-        u->changed = true;
-        return w->op ? true : nomem(u);
-    }
-    if (v < 16 && is(u, n, "RoiAlign") && !has_attr(m, id, "coordinate_transformation_mode"))
-        return u->dry || set_str(u, id, "coordinate_transformation_mode", "output_half_pixel");
-    if (v < 20 && u->to >= 20 && is(u, n, "GridSample")) {
-        const char *md = cv_attr_s(m, id, "mode", "bilinear");
-        const char *nw = !strcmp(md, "bilinear") ? "linear" : !strcmp(md, "bicubic") ? "cubic" : NULL;
-        return u->dry || !nw || set_str(u, id, "mode", nw);
-    }
-    if (v < 20 && u->to >= 20 && is(u, n, "DFT")) {
-        int64_t ax = cv_attr_i(m, id, "axis", 1);
-        if (u->dry)
-            return true;
-        drop_attr(u, id, "axis");
-        cv_rw rw = {m, id, n->graph, {0}};
-        carve_value_id c = cv_rw_const(&rw, "axis", CARVE_INT64, 0, NULL, &ax, sizeof ax);
-        if (c == CARVE_NONE || !cv_fold_set_input(m, id, 2, c))
-            return nomem(u);
-        return true;
-    }
-    if (v < 6 && is(u, n, "Cast"))
-        return refuse(u, id, "'to' is a type name string (opset < 6)");
-    if (v < 6 && is(u, n, "Tile"))
-        return refuse(u, id, "Tile-1's tiles and axis inputs have no rewrite here");
-    if (v < 9 && is(u, n, "Scan"))
-        return refuse(u, id, "Scan-8's batch form has no rewrite here");
-    if (v < 2 && (is(u, n, "LpPool") || is(u, n, "GlobalLpPool")))
-        return refuse(u, id, "p is a float before opset 2");
-    u->plain = !*n->domain && !has_attr(m, id, "consumed_inputs");
+    drop_attr(u, id, "axis");
+    cv_rw rw = {m, id, m->nodes[id].graph, {0}};
+    carve_value_id c = cv_rw_const(&rw, "axis", CARVE_INT64, 0, NULL, &ax, sizeof ax);
+    if (c == CARVE_NONE || !cv_fold_set_input(m, id, 2, c))
+        return nomem(u);
     return true;
 }
 
+/* The refusals: old forms with no rewrite here. */
+static bool tf_half_pixel(const carve_model *m, carve_node_id id)
+{
+    return !strcmp(cv_attr_s(m, id, "coordinate_transformation_mode", ""), "tf_half_pixel_for_nn");
+}
+static bool no_tf_half_pixel(up *u, carve_node_id id)
+{
+    return refuse(u, id, "coordinate_transformation_mode tf_half_pixel_for_nn was removed in opset 13");
+}
+static bool no_cast(up *u, carve_node_id id) { return refuse(u, id, "'to' is a type name string (opset < 6)"); }
+static bool no_tile(up *u, carve_node_id id)
+{
+    return refuse(u, id, "Tile-1's tiles and axis inputs have no rewrite here");
+}
+static bool no_scan(up *u, carve_node_id id) { return refuse(u, id, "Scan-8's batch form has no rewrite here"); }
+static bool no_lppool(up *u, carve_node_id id) { return refuse(u, id, "p is a float before opset 2"); }
+
+/* A rule: it applies to a node of op `op` when the model's opset is below
+ * `below`, the opset it gets at least `to_min` (ANY: whatever it is) and
+ * `when` (NULL: always) holds of the node. A node takes the first rule
+ * that applies to it; a node with none only drops consumed_inputs. */
+typedef struct up_rule {
+    const char *op;
+    int below, to_min;
+    bool (*when)(const carve_model *m, carve_node_id id);
+    bool (*fn)(up *u, carve_node_id id);
+} up_rule;
+#define ANY 0
+
+/* op-list: data (ONNX's version history: the ops an upgrade step changes) */
+static const up_rule rules[] = {
+    {"Softmax", 13, ANY, NULL, up_softmax},
+    {"LogSoftmax", 13, ANY, NULL, up_softmax},
+    {"Hardmax", 13, ANY, NULL, up_softmax},
+    {"Upsample", ANY, ANY, NULL, up_upsample},
+    {"Resize", 11, ANY, NULL, up_resize10},
+    {"Resize", 13, ANY, tf_half_pixel, no_tf_half_pixel},
+    {"Slice", 10, ANY, NULL, up_slice},
+    {"Pad", 11, ANY, NULL, up_pad},
+    {"Clip", 11, ANY, NULL, up_clip},
+    {"Squeeze", 13, ANY, NULL, up_axes},
+    {"Unsqueeze", 13, ANY, NULL, up_axes},
+    {"ReduceSum", 13, 13, NULL, up_axes},
+    {"ReduceMean", 18, 18, NULL, up_axes},
+    {"ReduceMax", 18, 18, NULL, up_axes},
+    {"ReduceMin", 18, 18, NULL, up_axes},
+    {"ReduceProd", 18, 18, NULL, up_axes},
+    {"ReduceL1", 18, 18, NULL, up_axes},
+    {"ReduceL2", 18, 18, NULL, up_axes},
+    {"ReduceLogSum", 18, 18, NULL, up_axes},
+    {"ReduceLogSumExp", 18, 18, NULL, up_axes},
+    {"ReduceSumSquare", 18, 18, NULL, up_axes},
+    {"Split", ANY, ANY, NULL, up_split},
+    {"TopK", 10, ANY, NULL, up_topk},
+    {"Reshape", 5, ANY, NULL, up_reshape},
+    {"BatchNormalization", ANY, ANY, NULL, up_batchnorm},
+    {"Dropout", 12, ANY, NULL, up_dropout},
+    {"GroupNormalization", 21, 21, NULL, up_groupnorm},
+    {"Concat", 4, ANY, no_axis, up_concat},
+    {"Add", 7, ANY, NULL, up_legacy_broadcast},
+    {"Sub", 7, ANY, NULL, up_legacy_broadcast},
+    {"Mul", 7, ANY, NULL, up_legacy_broadcast},
+    {"Div", 7, ANY, NULL, up_legacy_broadcast},
+    {"Pow", 7, ANY, NULL, up_legacy_broadcast},
+    {"And", 7, ANY, NULL, up_legacy_broadcast},
+    {"Or", 7, ANY, NULL, up_legacy_broadcast},
+    {"Xor", 7, ANY, NULL, up_legacy_broadcast},
+    {"Equal", 7, ANY, NULL, up_legacy_broadcast},
+    {"Greater", 7, ANY, NULL, up_legacy_broadcast},
+    {"Less", 7, ANY, NULL, up_legacy_broadcast},
+    {"Gemm", 7, ANY, NULL, up_legacy_broadcast},
+    {"Scatter", ANY, ANY, NULL, up_scatter},
+    {"RoiAlign", 16, ANY, no_ctm, up_roialign},
+    {"GridSample", 20, 20, NULL, up_gridsample},
+    {"DFT", 20, 20, NULL, up_dft},
+    {"Cast", 6, ANY, NULL, no_cast},
+    {"Tile", 6, ANY, NULL, no_tile},
+    {"Scan", 9, ANY, NULL, no_scan},
+    {"LpPool", 2, ANY, NULL, no_lppool},
+    {"GlobalLpPool", 2, ANY, NULL, no_lppool},
+};
+#define N_RULES (sizeof rules / sizeof *rules)
+_Static_assert(N_RULES < 255, "rule_at holds 1 + a rule's index in a byte");
+
+/* The first rule from index r on for op at the upgrade's opsets (their
+ * `when` not asked); N_RULES when none. */
+static size_t rule_from(const up *u, const char *op, size_t r)
+{
+    for (; r < N_RULES; r++) {
+        const up_rule *w = &rules[r];
+        if ((w->below == ANY || u->from < w->below) && u->to >= w->to_min && op[0] == w->op[0] && !strcmp(op, w->op))
+            return r;
+    }
+    return N_RULES;
+}
+
+/* The rule of ai.onnx node id (row def, NULL when the table lacks its op
+ * at the model's opset), NULL when none: the first rule by op and opsets,
+ * remembered by row, then the rules whose `when` fails are passed. */
+static const up_rule *rule_look(up *u, carve_node_id id, const cv_op_def *def)
+{
+    const char *op = u->m->nodes[id].op;
+    size_t r;
+    if (def) {
+        uint8_t *at = &u->rule_at[def - u->row0];
+        if (!*at)
+            *at = (uint8_t)(1 + rule_from(u, op, 0));
+        r = *at - 1u;
+    } else {
+        r = rule_from(u, op, 0);
+    }
+    while (r < N_RULES && rules[r].when && !rules[r].when(u->m, id))
+        r = rule_from(u, op, r + 1);
+    return r < N_RULES ? &rules[r] : NULL;
+}
+
+/* rule_look, with the answer for most nodes (a row no rule names, a row
+ * whose rule holds always) at a glance. */
+static inline const up_rule *rule_for(up *u, carve_node_id id)
+{
+    const cv_op_def *def = cv_op_for_node(u->m, id);
+    size_t at = def ? u->rule_at[def - u->row0] : 0;
+    if (at == 1 + N_RULES)
+        return NULL;
+    return at && !rules[at - 1].when ? &rules[at - 1] : rule_look(u, id, def);
+}
+
 /* The dry walk: every node of every graph is checked (none changed); the
- * nodes with something to do go to u->todo. A node with no rule (u->plain)
- * is left out: the real walk would not change it. An ai.onnx op no rule
- * named (by op table row) has only its consumed_inputs to check. */
+ * nodes with something to do go to u->todo, in walk order: an ai.onnx node
+ * with a rule, or with consumed_inputs (ignored since opset 6) to drop.
+ * Other domains keep their opsets, consumed_inputs included. */
 static bool walk_dry(up *u, const cv_ids *graphs)
 {
     carve_model *m = u->m;
-    uint8_t *nameless = cv_malloc(cv_op_count()); /* by row: 0 not seen, 1 named, 2 nameless */
-    if (!nameless)
-        return nomem(u);
-    memset(nameless, 0, cv_op_count());
-    bool ok = true;
-    for (uint32_t k = 0; ok && k < graphs->n; k++) {
+    for (uint32_t k = 0; k < graphs->n; k++) {
         const cv_graph *g = &m->graphs[graphs->v[k]];
-        for (uint32_t i = 0; ok && i < g->nodes.n; i++) {
+        for (uint32_t i = 0; i < g->nodes.n; i++) {
             carve_node_id id = g->nodes.v[i];
-            const cv_op_def *def = *m->nodes[id].domain ? NULL : cv_op_for_node(m, id);
-            uint8_t *seen = def ? &nameless[def - cv_op_at(0)] : NULL;
-            if (seen && *seen == 2) {
-                u->plain = !m->nodes[id].n_attr || !has_attr(m, id, "consumed_inputs");
-            } else {
-                if (!upgrade_node(u, id)) {
-                    ok = false;
-                    break;
-                }
-                if (seen)
-                    *seen = u->named ? 1 : 2;
+            const cv_node *n = &m->nodes[id];
+            if (*n->domain)
+                continue;
+            const up_rule *r = rule_for(u, id);
+            if (r) {
+                if (!r->fn(u, id))
+                    return false; /* refused, or out of memory */
+            } else if (!n->n_attr || !has_attr(m, id, "consumed_inputs")) {
+                continue; /* nothing to do */
             }
-            if (!u->plain && !cv_ids_push(&u->todo, id))
-                ok = nomem(u);
+            if (!cv_ids_push(&u->todo, id))
+                return nomem(u);
         }
     }
-    cv_free(nameless);
-    return ok;
+    return true;
 }
 
 /* The real walk over the nodes the dry walk listed (pieces are inserted
@@ -702,8 +774,11 @@ static bool walk_dry(up *u, const cv_ids *graphs)
 static bool walk(up *u)
 {
     for (uint32_t i = 0; i < u->todo.n; i++) {
+        carve_node_id id = u->todo.v[i];
         u->changed = false;
-        if (!upgrade_node(u, u->todo.v[i]))
+        drop_attr(u, id, "consumed_inputs");
+        const up_rule *r = rule_for(u, id);
+        if (r && !r->fn(u, id))
             return false;
         if (u->changed)
             u->st->nodes_rewritten++;
@@ -761,12 +836,18 @@ carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_no
     cv_ids graphs = {0};
     if (!cv_fold_graphs(m, &graphs))
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
-    up u = {.m = m, .from = from, .to = to, .dry = true, .st = st};
+    up u = {.m = m, .from = from, .to = to, .dry = true, .st = st, .row0 = cv_op_at(0)};
+    u.rule_at = cv_zalloc(m->ctx, cv_op_count(), "upgrading the opset");
+    if (!u.rule_at) {
+        cv_ids_free(&graphs);
+        return CARVE_ERR_NOMEM;
+    }
     bool ok = walk_dry(&u, &graphs);
     cv_ids_free(&graphs);
     if (!ok) {
         cv_ids_free(&u.todo);
         cv_free(u.origin);
+        cv_free(u.rule_at);
         if (u.err)
             return u.err;
         snprintf(st->refused, sizeof st->refused, "%s", u.why);
@@ -777,6 +858,7 @@ carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_no
     u.dry = false;
     ok = walk(&u);
     cv_ids_free(&u.todo);
+    cv_free(u.rule_at);
     if (!ok) { /* only out of memory gets here: the dry run checked the rest */
         cv_free(u.origin);
         return u.err ? u.err : cv_error(m->ctx, CARVE_ERR_UNSUPPORTED, "opset upgrade: %s", u.why);

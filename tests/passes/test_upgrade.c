@@ -266,6 +266,69 @@ static void other_cases(void)
     tb_free(&t);
 }
 
+/* Rules with a condition on the node: where it fails the node has no rule
+ * (it only takes the new opset), and the other nodes of its op still get
+ * theirs. The node that fails comes first: the rule found for its op is
+ * remembered, and must not be taken as its answer for the next. */
+static void conditional_rules(void)
+{
+    int64_t d[4] = {2, 3, 4, 2};
+    tb t;
+    /* Concat-3 with an axis (kept) before one without (axis 1 said) */
+    tb_init(&t, 3);
+    carve_value_id cc[2] = {tb_in(&t, "a", rnd(4, d, 31)), tb_in(&t, "b", rnd(4, d, 32))};
+    carve_node_id c2 = carve_graph_add_node(t.m, 0, "Concat", "", "c2", 2, cc, 1, (const char *[]){"z"});
+    carve_node_set_attr_int(t.m, c2, "axis", 2);
+    carve_graph_add_output(t.m, 0, carve_node_output(t.m, c2, 0));
+    carve_node_id n = tb_node(&t, "Concat", 2, cc, 1);
+    same_after_upgrade(&t, "Concat-3 with and without an axis", 2, 0);
+    int64_t a2 = -1, a1 = -1;
+    OT_CHECK(carve_node_attr_int(t.m, c2, "axis", &a2) && a2 == 2 && carve_node_attr_int(t.m, n, "axis", &a1) &&
+                 a1 == 1,
+             "Concat-3: axis 2 kept (%lld), axis 1 said (%lld)", (long long)a2, (long long)a1);
+    tb_free(&t);
+    /* Resize-11: asymmetric passes (nothing to do), tf_half_pixel_for_nn is refused */
+    for (int tf = 0; tf < 2; tf++) {
+        int64_t dr[4] = {1, 1, 2, 3}, four = 4;
+        const float sc[4] = {1, 1, 2, 2};
+        tb_init(&t, 11);
+        carve_value_id x = tb_in(&t, "x", rnd(4, dr, 33));
+        carve_value_id s = carve_graph_add_initializer(t.m, 0, "s", CARVE_FLOAT, 1, &four, sc, sizeof sc);
+        carve_value_id in[3] = {x, CARVE_NONE, s};
+        carve_node_id r0 = carve_graph_add_node(t.m, 0, "Resize", "", "r0", 3, in, 1, (const char *[]){"z"});
+        carve_node_set_attr_string(t.m, r0, "coordinate_transformation_mode", "asymmetric");
+        carve_graph_add_output(t.m, 0, carve_node_output(t.m, r0, 0));
+        if (!tf) {
+            n = tb_node(&t, "Softmax", 1, &x, 1); /* a node with a rule beside it */
+            carve_node_set_attr_int(t.m, n, "axis", 3);
+            same_after_upgrade(&t, "Resize-11 asymmetric", 2, 0);
+        } else {
+            n = tb_node(&t, "Resize", 3, in, 1);
+            carve_node_set_attr_string(t.m, n, "coordinate_transformation_mode", "tf_half_pixel_for_nn");
+            carve_upgrade_stats st;
+            OT_CHECK(!carve_upgrade(t.m, &st) && strstr(st.refused, "node 'n' (Resize, opset 11)") &&
+                         strstr(st.refused, "tf_half_pixel_for_nn was removed"),
+                     "Resize-11 tf_half_pixel_for_nn refused: %s", st.refused);
+            OT_CHECK(carve_model_opset(t.m, "") == 11, "refused: the opset stays 11");
+        }
+        tb_free(&t);
+    }
+    /* RoiAlign-10: output_half_pixel said */
+    tb_init(&t, 10);
+    int64_t dx[4] = {1, 1, 4, 4}, dro[2] = {1, 4}, one = 1, zero = 0;
+    const float roi[4] = {0.5f, 0.5f, 3, 2.5f};
+    carve_value_id ri[3] = {tb_in(&t, "x", rnd(4, dx, 34)),
+                            carve_graph_add_initializer(t.m, 0, "rois", CARVE_FLOAT, 2, dro, roi, sizeof roi),
+                            carve_graph_add_initializer(t.m, 0, "bi", CARVE_INT64, 1, &one, &zero, sizeof zero)};
+    n = tb_node(&t, "RoiAlign", 3, ri, 1);
+    carve_node_set_attr_int(t.m, n, "output_height", 2);
+    carve_node_set_attr_int(t.m, n, "output_width", 2);
+    same_after_upgrade(&t, "RoiAlign-10", 1, 0);
+    OT_CHECK(!strcmp(cv_attr_s(t.m, n, "coordinate_transformation_mode", ""), "output_half_pixel"),
+             "RoiAlign-10: output_half_pixel said");
+    tb_free(&t);
+}
+
 /* Upsample-9 whose scales come from a Constant node (old exporters), Gemm-6
  * with broadcast = 1. */
 static void constant_node_and_gemm(void)
@@ -372,6 +435,7 @@ int main(void)
     resize_cases();
     attr_to_input_cases();
     other_cases();
+    conditional_rules();
     constant_node_and_gemm();
     refusals();
     subgraph_case();
