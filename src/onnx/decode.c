@@ -39,6 +39,8 @@ typedef struct dec {
     ProtobufCAllocator names; /* where string blocks come from */
     char *sp, *se;            /* what is left of the block strings are packed into */
     const uint8_t *end;       /* of the bytes decoded */
+    const char *op;           /* the last node's op_type, which the next one shares when equal */
+    size_t op_n;
 } dec;
 
 /* One field: its number, wire type, and where its value is (for wire type
@@ -615,12 +617,22 @@ static bool node_field(dec *d, void *msg, const fld *f, int depth)
     Onnx__NodeProto *m = msg;
     if (f->id == 5)
         return (m->attribute[m->n_attribute++] = message(d, &attribute_def, f->v, f->n, depth + 1)) != NULL;
+    /* runs of one op (most of a big graph) share its string: fewer bytes,
+     * and the IR compares ops of neighbours by pointer */
+    if (f->id == 4 && d->op && f->n == d->op_n && !memcmp(d->op, f->v, f->n)) {
+        m->op_type = (char *)d->op;
+        return true;
+    }
     char *s = str(d, f); /* 1 to 7 but 5 are strings */
     switch (f->id) {
     case 1: m->input[m->n_input++] = s; break;
     case 2: m->output[m->n_output++] = s; break;
     case 3: m->name = s; break;
-    case 4: m->op_type = s; break;
+    case 4:
+        m->op_type = s;
+        d->op = s;
+        d->op_n = f->n;
+        break;
     case 6: m->doc_string = s; break;
     default: m->domain = s; /* 7 */
     }
@@ -720,7 +732,7 @@ Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump, 
     /* a model of some size: its first chunk already on huge pages */
     if (n >= (4u << 20) && bump->grow < (2u << 20))
         bump->grow = 2u << 20;
-    dec d = {cv_pb_bump_allocator(bump), cv_pb_bump_allocator(bump), NULL, NULL, p + n};
+    dec d = {cv_pb_bump_allocator(bump), cv_pb_bump_allocator(bump), NULL, NULL, p + n, NULL, 0};
     if (names)
         d.names = *names;
     return message(&d, &model_def, p, n, 0);
