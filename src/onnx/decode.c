@@ -295,7 +295,7 @@ typedef struct msgdef {
 /* Pass one over a message's fields: checks each known field's wire type,
  * counts into n, keeps the first KEPT fields in kept and counts all in
  * *nf; false: not the plain case. */
-static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n, fld *kept, size_t *nf)
+static inline __attribute__((always_inline)) bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n, fld *kept, size_t *nf)
 {
     fld spare, *f = kept;
     size_t k = 0;
@@ -326,7 +326,7 @@ static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t
     return true;
 }
 
-static bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, int depth)
+static inline __attribute__((always_inline)) bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, int depth)
 {
     bool known = f->id < NRULES && def->rules[f->id].how != UNKNOWN;
     return known ? def->fill(d, m, f, depth) : unknown(d, m, f);
@@ -337,7 +337,8 @@ static bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, 
  * (one allocation), pass two. NULL: nested deeper than the wire walk
  * allows, declined, or no memory. Every protobuf-c message starts with its
  * ProtobufCMessage. */
-static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, int depth)
+static inline __attribute__((always_inline)) void *message_as(dec *d, const msgdef *def, const uint8_t *p, size_t len,
+                                                              int depth)
 {
     if (depth > CV_WIRE_MAX_DEPTH)
         return NULL;
@@ -380,6 +381,11 @@ static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, in
             return NULL;
     }
     return m;
+}
+
+static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, int depth)
+{
+    return message_as(d, def, p, len, depth);
 }
 
 #define ROOM(slot, type, member)                                                                                       \
@@ -612,7 +618,7 @@ static const msgdef attribute_def = {sizeof attribute_init,
                                       ROOM(C7, Onnx__AttributeProto, graphs)},
                                      attribute_field};
 
-static bool node_field(dec *d, void *msg, const fld *f, int depth)
+static inline __attribute__((always_inline)) bool node_field(dec *d, void *msg, const fld *f, int depth)
 {
     Onnx__NodeProto *m = msg;
     if (f->id == 5)
@@ -653,12 +659,19 @@ static const msgdef node_def = {
     {ROOM(C1, Onnx__NodeProto, input), ROOM(C2, Onnx__NodeProto, output), ROOM(C3, Onnx__NodeProto, attribute)},
     node_field};
 
+/* Nodes, nearly all of a big model's messages: message() made for node_def
+ * alone, its rules, arrays and filler known to the compiler. */
+static void *node_message(dec *d, const uint8_t *p, size_t len, int depth)
+{
+    return message_as(d, &node_def, p, len, depth);
+}
+
 static bool graph_field(dec *d, void *msg, const fld *f, int depth)
 {
     Onnx__GraphProto *m = msg;
     const uint8_t *v = f->v;
     switch (f->id) {
-    case 1: return (m->node[m->n_node++] = message(d, &node_def, v, f->n, depth + 1)) != NULL;
+    case 1: return (m->node[m->n_node++] = node_message(d, v, f->n, depth + 1)) != NULL;
     case 2: return (m->name = str(d, f)) != NULL;
     case 5: return (m->initializer[m->n_initializer++] = message(d, &tensor_def, v, f->n, depth + 1)) != NULL;
     case 10: return (m->doc_string = str(d, f)) != NULL;
