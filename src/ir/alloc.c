@@ -110,6 +110,14 @@ void *cv_arena_alloc(cv_arena *a, size_t n)
     return p;
 }
 
+void *cv_arena_fill(cv_arena *a, size_t n, int byte)
+{
+    void *p = arena_raw(a, n);
+    if (p)
+        memset(p, byte, n ? (n + 15) & ~(size_t)15 : 16);
+    return p;
+}
+
 /* The copy, then zeros up to the 16-byte boundary as cv_arena_alloc gives:
  * byte strings (string attributes) are read up to a NUL there. */
 void *cv_arena_memdup(cv_arena *a, const void *p, size_t n)

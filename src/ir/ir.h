@@ -44,6 +44,7 @@ typedef struct cv_arena {
 } cv_arena;
 
 void *cv_arena_alloc(cv_arena *a, size_t n);  /* zeroed, 16-byte aligned */
+void *cv_arena_fill(cv_arena *a, size_t n, int byte); /* every byte `byte` (to 16), aligned */
 char *cv_arena_strdup(cv_arena *a, const char *s);
 char *cv_arena_strndup(cv_arena *a, const char *s, size_t n);
 void *cv_arena_memdup(cv_arena *a, const void *p, size_t n);

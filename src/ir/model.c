@@ -184,12 +184,7 @@ static carve_value_id value_add(carve_model *m, carve_graph_id g, const char *na
     }
     if (old && *old != CARVE_NONE)
         return CARVE_NONE;
-    cv_value *v = &m->values[id];
-    memset(v, 0, sizeof *v);
-    v->name = name;
-    v->graph = g;
-    v->producer = CARVE_NONE;
-    v->type.rank = -1;
+    m->values[id] = (cv_value){.name = name, .graph = g, .producer = CARVE_NONE, .type.rank = -1};
     m->n_values++;
     return id;
 }
@@ -214,31 +209,29 @@ static carve_node_id node_add(carve_model *m, carve_graph_id g, const char *op, 
         return CARVE_NONE;
     }
     cv_node *n = &m->nodes[m->n_nodes];
-    memset(n, 0, sizeof *n);
     /* Op and domain never change, so nodes may share them: the previous
-     * node's op when it is the same (runs of one op are common), the
-     * default domain as a constant. */
+     * node's op when it is the same (runs of one op are common; the decoder
+     * gives a run one string), the default domain as a constant. */
     const char *prev = m->n_nodes ? m->nodes[m->n_nodes - 1].op : NULL;
-    n->op = op && prev && prev[0] == op[0] && !strcmp(prev, op) ? prev
-          : copy                                               ? cv_arena_strdup(&m->arena, op)
-                                                               : op;
-    n->domain = !domain || !*domain ? "" : copy ? cv_arena_strdup(&m->arena, domain) : domain;
-    n->graph = g;
-    n->n_in = n_in;
-    n->n_out = n_out;
-    /* inputs and outputs in one block, the inputs padded to 16 bytes as an
-     * arena block of their own was */
+    op = op && prev && (prev == op || (prev[0] == op[0] && !strcmp(prev, op))) ? prev
+       : copy                                                                  ? cv_arena_strdup(&m->arena, op)
+                                                                               : op;
+    /* inputs and outputs in one block, all CARVE_NONE, the inputs padded to
+     * 16 bytes as an arena block of their own was */
     size_t in_cap = ((size_t)(n_in ? n_in : 1) + 3) & ~(size_t)3;
-    n->in = cv_arena_alloc(&m->arena, (in_cap + (n_out ? n_out : 1)) * sizeof *n->in);
-    n->out = n->in ? n->in + in_cap : NULL;
+    carve_value_id *ids = cv_arena_fill(&m->arena, (in_cap + (n_out ? n_out : 1)) * sizeof *ids, 0xff);
+    /* stored whole: no zeroing first */
+    *n = (cv_node){.op = op,
+                   .domain = !domain || !*domain ? "" : copy ? cv_arena_strdup(&m->arena, domain) : domain,
+                   .graph = g,
+                   .n_in = n_in,
+                   .n_out = n_out,
+                   .in = ids,
+                   .out = ids ? ids + in_cap : NULL};
     if (cv_model_nomem(m)) {
         m->graphs[g].nodes.n--;
         return CARVE_NONE;
     }
-    for (uint32_t i = 0; i < n_in; i++)
-        n->in[i] = CARVE_NONE;
-    for (uint32_t i = 0; i < n_out; i++)
-        n->out[i] = CARVE_NONE;
     return m->n_nodes++;
 }
 

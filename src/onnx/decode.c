@@ -39,6 +39,8 @@ typedef struct dec {
     ProtobufCAllocator names; /* where string blocks come from */
     char *sp, *se;            /* what is left of the block strings are packed into */
     const uint8_t *end;       /* of the bytes decoded */
+    const char *op;           /* the last node's op_type, which the next one shares when equal */
+    size_t op_n;
 } dec;
 
 /* One field: its number, wire type, and where its value is (for wire type
@@ -293,7 +295,7 @@ typedef struct msgdef {
 /* Pass one over a message's fields: checks each known field's wire type,
  * counts into n, keeps the first KEPT fields in kept and counts all in
  * *nf; false: not the plain case. */
-static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n, fld *kept, size_t *nf)
+static inline __attribute__((always_inline)) bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n, fld *kept, size_t *nf)
 {
     fld spare, *f = kept;
     size_t k = 0;
@@ -324,7 +326,7 @@ static bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t
     return true;
 }
 
-static bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, int depth)
+static inline __attribute__((always_inline)) bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, int depth)
 {
     bool known = f->id < NRULES && def->rules[f->id].how != UNKNOWN;
     return known ? def->fill(d, m, f, depth) : unknown(d, m, f);
@@ -335,7 +337,8 @@ static bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, 
  * (one allocation), pass two. NULL: nested deeper than the wire walk
  * allows, declined, or no memory. Every protobuf-c message starts with its
  * ProtobufCMessage. */
-static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, int depth)
+static inline __attribute__((always_inline)) void *message_as(dec *d, const msgdef *def, const uint8_t *p, size_t len,
+                                                              int depth)
 {
     if (depth > CV_WIRE_MAX_DEPTH)
         return NULL;
@@ -378,6 +381,11 @@ static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, in
             return NULL;
     }
     return m;
+}
+
+static void *message(dec *d, const msgdef *def, const uint8_t *p, size_t len, int depth)
+{
+    return message_as(d, def, p, len, depth);
 }
 
 #define ROOM(slot, type, member)                                                                                       \
@@ -610,17 +618,27 @@ static const msgdef attribute_def = {sizeof attribute_init,
                                       ROOM(C7, Onnx__AttributeProto, graphs)},
                                      attribute_field};
 
-static bool node_field(dec *d, void *msg, const fld *f, int depth)
+static inline __attribute__((always_inline)) bool node_field(dec *d, void *msg, const fld *f, int depth)
 {
     Onnx__NodeProto *m = msg;
     if (f->id == 5)
         return (m->attribute[m->n_attribute++] = message(d, &attribute_def, f->v, f->n, depth + 1)) != NULL;
+    /* runs of one op (most of a big graph) share its string: fewer bytes,
+     * and the IR compares ops of neighbours by pointer */
+    if (f->id == 4 && d->op && f->n == d->op_n && !memcmp(d->op, f->v, f->n)) {
+        m->op_type = (char *)d->op;
+        return true;
+    }
     char *s = str(d, f); /* 1 to 7 but 5 are strings */
     switch (f->id) {
     case 1: m->input[m->n_input++] = s; break;
     case 2: m->output[m->n_output++] = s; break;
     case 3: m->name = s; break;
-    case 4: m->op_type = s; break;
+    case 4:
+        m->op_type = s;
+        d->op = s;
+        d->op_n = f->n;
+        break;
     case 6: m->doc_string = s; break;
     default: m->domain = s; /* 7 */
     }
@@ -641,12 +659,19 @@ static const msgdef node_def = {
     {ROOM(C1, Onnx__NodeProto, input), ROOM(C2, Onnx__NodeProto, output), ROOM(C3, Onnx__NodeProto, attribute)},
     node_field};
 
+/* Nodes, nearly all of a big model's messages: message() made for node_def
+ * alone, its rules, arrays and filler known to the compiler. */
+static void *node_message(dec *d, const uint8_t *p, size_t len, int depth)
+{
+    return message_as(d, &node_def, p, len, depth);
+}
+
 static bool graph_field(dec *d, void *msg, const fld *f, int depth)
 {
     Onnx__GraphProto *m = msg;
     const uint8_t *v = f->v;
     switch (f->id) {
-    case 1: return (m->node[m->n_node++] = message(d, &node_def, v, f->n, depth + 1)) != NULL;
+    case 1: return (m->node[m->n_node++] = node_message(d, v, f->n, depth + 1)) != NULL;
     case 2: return (m->name = str(d, f)) != NULL;
     case 5: return (m->initializer[m->n_initializer++] = message(d, &tensor_def, v, f->n, depth + 1)) != NULL;
     case 10: return (m->doc_string = str(d, f)) != NULL;
@@ -720,7 +745,7 @@ Onnx__ModelProto *cv_decode_model(const uint8_t *p, size_t n, cv_pb_bump *bump, 
     /* a model of some size: its first chunk already on huge pages */
     if (n >= (4u << 20) && bump->grow < (2u << 20))
         bump->grow = 2u << 20;
-    dec d = {cv_pb_bump_allocator(bump), cv_pb_bump_allocator(bump), NULL, NULL, p + n};
+    dec d = {cv_pb_bump_allocator(bump), cv_pb_bump_allocator(bump), NULL, NULL, p + n, NULL, 0};
     if (names)
         d.names = *names;
     return message(&d, &model_def, p, n, 0);
