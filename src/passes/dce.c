@@ -17,7 +17,7 @@
 
 static const char *const dead_why = "dead: nothing reads its outputs";
 
-static bool is_dead(const cv_fold *f, const cv_node *n)
+static inline bool is_dead(const cv_fold *f, const cv_node *n)
 {
     for (uint32_t j = 0; j < n->n_out; j++)
         if (n->out[j] != CARVE_NONE && (f->uses[n->out[j]] || f->is_out[n->out[j]]))
@@ -36,7 +36,7 @@ static bool holds_graphs(const cv_node *n)
 static carve_status dead_nodes(cv_fold *f, bool *changed)
 {
     carve_model *m = f->m;
-    cv_ids gs = {0};
+    cv_ids gs = {0}, zeroed = {0}; /* values whose last read went */
     bool exact = true; /* the uses counted down here are what a recount finds */
     carve_status s = cv_fold_sweep_start(f, &gs);
     /* children first, each graph from its end: a dead chain goes in one
@@ -55,8 +55,9 @@ static carve_status dead_nodes(cv_fold *f, bool *changed)
             if (n->dead || !is_dead(f, n))
                 continue;
             for (uint32_t j = 0; j < n->n_in; j++)
-                if (n->in[j] != CARVE_NONE && f->uses[n->in[j]])
-                    f->uses[n->in[j]]--;
+                if (n->in[j] != CARVE_NONE && f->uses[n->in[j]] && !--f->uses[n->in[j]] && exact &&
+                    !cv_ids_push(&zeroed, n->in[j]))
+                    exact = false; /* no memory for the list: sweep again, as without it */
             exact = exact && !holds_graphs(n);
             cv_fold_drop(f, id, CV_FATE_REMOVED, CARVE_NONE, dead_why);
             *changed = dropped = true;
@@ -72,8 +73,20 @@ static carve_status dead_nodes(cv_fold *f, bool *changed)
         gr->nodes = list;
     }
     cv_ids_free(&gs);
-    if (!s && exact)
+    if (!s && exact) {
         cv_fold_uses_stand(f); /* the next sweep needs no recount */
+        /* The counts are exact: another sweep drops something only when a
+         * node whose outputs lost their last read here was passed before
+         * that (a list not in topological order); each list from its end
+         * reaches the writers of a dead chain after their readers. */
+        bool again = false;
+        for (uint32_t i = 0; i < zeroed.n && !again; i++) {
+            carve_node_id p = m->values[zeroed.v[i]].producer;
+            again = p != CARVE_NONE && !m->nodes[p].dead && is_dead(f, &m->nodes[p]);
+        }
+        *changed = *changed && again;
+    }
+    cv_ids_free(&zeroed);
     return s;
 }
 

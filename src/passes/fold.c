@@ -353,7 +353,7 @@ static bool has_unknown(const cv_val *x)
 
 static cv_val *partial(cv_fold *f, carve_value_id v)
 {
-    return v != CARVE_NONE && v < f->n_known ? f->partial[v] : NULL;
+    return f->partial && v != CARVE_NONE && v < f->n_known ? f->partial[v] : NULL;
 }
 
 /* May input i of node id hold a shape known in part? Its data inputs, for
@@ -517,7 +517,12 @@ static carve_status compute(cv_fold *f, carve_node_id id, const cv_op_def *def, 
     }
     /* a shape still known only in part is kept for the ops that read it */
     if (ok && part && n_out == 1 && has_unknown(out[0])) {
-        if (m->nodes[id].out[0] < f->n_known) {
+        if (!f->partial && (f->partial = cv_malloc(((size_t)f->n_known + 1) * sizeof *f->partial)))
+            memset(f->partial, 0, ((size_t)f->n_known + 1) * sizeof *f->partial);
+        if (!f->partial) {
+            s = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
+            ok = false;
+        } else if (m->nodes[id].out[0] < f->n_known) {
             cv_val_unref(f->partial[m->nodes[id].out[0]]);
             f->partial[m->nodes[id].out[0]] = out[0];
             out[0] = NULL;
@@ -644,17 +649,12 @@ carve_status cv_fold_constants(cv_fold *f)
     if (!f->known)
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
     memset(f->known, 0, ((size_t)f->n_known + 1) * sizeof *f->known);
-    f->partial = cv_malloc(((size_t)f->n_known + 1) * sizeof *f->partial);
-    if (!f->partial) {
-        cv_free(f->known);
-        return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory folding");
-    }
-    memset(f->partial, 0, ((size_t)f->n_known + 1) * sizeof *f->partial);
+    f->partial = NULL; /* made by the first shape known in part (few models have one) */
     carve_status s = fold_graph(f, 0);
     for (uint32_t i = 0; i < f->n_known; i++) {
         if (f->known[i]) /* most values are not known: no call for them */
             cv_val_unref(f->known[i]);
-        if (f->partial[i])
+        if (f->partial && f->partial[i])
             cv_val_unref(f->partial[i]);
     }
     cv_free(f->known);

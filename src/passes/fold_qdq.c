@@ -199,8 +199,8 @@ static carve_status move_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes
 {
     (void)g;
     carve_status s = CARVE_OK;
-    for (uint32_t i = 0; i < nodes->n && !s; i++)
-        if (!f->m->nodes[nodes->v[i]].dead)
+    for (uint32_t i = 0; i < nodes->n && !s; i++) /* the layout test first: no call for other ops */
+        if (!f->m->nodes[nodes->v[i]].dead && cv_op_has(f->m, nodes->v[i], CV_OP_LAYOUT))
             s = move_one(f, nodes->v[i], changed);
     return s;
 }

@@ -254,12 +254,6 @@ static uint32_t kind_by_name(const cv_fold_ops *k, const char *op)
     return 0;
 }
 
-void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def *d)
-{
-    if (n < f->cap)
-        f->nodes[n].row = d && !*f->m->nodes[n].domain ? (uint16_t)(d - cv_op_at(0) + 1) : CV_FOLD_NO_ROW;
-}
-
 uint32_t cv_fold_op_kind_slow(cv_fold_ops *k, cv_fold *f, carve_node_id n)
 {
     const cv_node *nd = &f->m->nodes[n];

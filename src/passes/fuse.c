@@ -230,9 +230,13 @@ static carve_status fuse_graph(cv_fold *f, carve_graph_id g, const cv_ids *nodes
     for (uint32_t i = 0; i < nodes->n && !s; i++)
         if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f, nodes->v[i]) == FUSE_BN)
             s = fuse_bn(f, nodes->v[i], w->opset, w->changed);
-    for (uint32_t i = 0; i < nodes->n && !s; i++)
-        if (!f->m->nodes[nodes->v[i]].dead && cv_fold_op_kind(&w->ops, f, nodes->v[i]) == FUSE_ADD)
+    for (uint32_t i = 0; i < nodes->n && !s; i++) {
+        const cv_node *a = &f->m->nodes[nodes->v[i]];
+        /* an Add with no constant input fuses nothing: no call for it */
+        if (!a->dead && cv_fold_op_kind(&w->ops, f, nodes->v[i]) == FUSE_ADD && a->n_in == 2 &&
+            (cv_fold_const(f->m, a->in[0]) || cv_fold_const(f->m, a->in[1])))
             s = fuse_gemm(f, nodes->v[i], i, w->opset, w->changed);
+    }
     return s;
 }
 

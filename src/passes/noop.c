@@ -146,6 +146,16 @@ static int passes_through(const cv_fold *f, carve_node_id id, uint32_t kind, int
     for (uint32_t j = 1; j < n->n_out; j++)
         if (n->out[j] != CARVE_NONE && (f->uses[n->out[j]] || f->is_out[n->out[j]]))
             return -1;
+    if (kind >= NOOP_ARITH) {
+        /* most Adds and Muls have no constant input: no call for them */
+        uint32_t i = kind - NOOP_ARITH;
+        if (n->n_in != 2 || (!cv_fold_const(m, n->in[1]) && !(arith[i].commutes && cv_fold_const(m, n->in[0]))))
+            return -1;
+        *what = arith[i].what;
+        if (neutral(m, n->in[0], n->in[1], arith[i].e))
+            return 0;
+        return arith[i].commutes && neutral(m, n->in[1], n->in[0], arith[i].e) ? 1 : -1;
+    }
     const cv_type *xt = tensor_type(m, n->in[0]);
     switch (kind) {
     case NOOP_IDENTITY:
@@ -188,15 +198,8 @@ static int passes_through(const cv_fold *f, carve_node_id id, uint32_t kind, int
         *what = "a Reshape to the shape its input has";
         return same ? 0 : -1;
     }
-    default: {
-        if (n->n_in != 2)
-            return -1;
-        uint32_t i = kind - NOOP_ARITH;
-        *what = arith[i].what;
-        if (neutral(m, n->in[0], n->in[1], arith[i].e))
-            return 0;
-        return arith[i].commutes && neutral(m, n->in[1], n->in[0], arith[i].e) ? 1 : -1;
-    }
+    default:
+        return -1;
     }
 }
 

@@ -63,6 +63,7 @@ typedef struct cv_fold {
     bool uses_valid;
     carve_fold_stats uses_st;
     uint32_t uses_nodes, uses_values;
+    const cv_op_def *row0; /* the op table's first row (cv_op_at(0)), for the rows cv_fold_row_seen caches */
 } cv_fold;
 
 /* Recomposition (recompose.c) during folding: which ops to make, which
@@ -187,8 +188,16 @@ static inline uint32_t cv_fold_op_kind(cv_fold_ops *k, cv_fold *f, carve_node_id
 }
 void cv_fold_ops_free(cv_fold_ops *k);
 /* A pass that looked up node n's row d (cv_op_for_node) leaves it in the
- * cache for the passes after it. */
-void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def *d);
+ * cache for the passes after it. Inline: constant folding does it for
+ * every node. */
+static inline void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def *d)
+{
+    if (n >= f->cap)
+        return;
+    if (!f->row0)
+        f->row0 = cv_op_at(0);
+    f->nodes[n].row = d && !*f->m->nodes[n].domain ? (uint16_t)(d - f->row0 + 1) : CV_FOLD_NO_ROW;
+}
 /* Replaces reads of `from` by `to` in the nodes of graph g and its
  * subgraphs (and in those subgraphs' outputs when `outputs`). */
 void cv_fold_replace_reads(carve_model *m, carve_graph_id g, carve_value_id from, carve_value_id to, bool outputs);

@@ -630,7 +630,13 @@ static carve_status recompose_graph(cv_fold *f, carve_graph_id g, const cv_ids *
         for (size_t p = 0; kind && p < sizeof patterns / sizeof patterns[0]; p++) {
             if (!w->on[p] || !(patterns[p].ends & RC_ENDS(kind)))
                 continue;
-            rc_match mt = {.n = 0, .x = CARVE_NONE, .in = {CARVE_NONE, CARVE_NONE, CARVE_NONE}};
+            /* every field but the members (read only up to n): not 100 bytes zeroed per try */
+            rc_match mt;
+            mt.n = 0;
+            mt.x = mt.in[0] = mt.in[1] = mt.in[2] = CARVE_NONE;
+            mt.axis = 0;
+            mt.epsilon = 0;
+            mt.tanh = false;
             if (!patterns[p].match(f, id, kind, &mt) || !member_ok(f, w->rc, &mt) || !ln_params_known(f, &patterns[p], &mt))
                 continue;
             s = rewrite(f, w->rc, &patterns[p], id, i, &mt);
