@@ -96,9 +96,7 @@ static void jstr_n(jw *w, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     /* Names almost never need escaping: the string is copied, then the
-     * copy checked eight bytes a step (the buffer's bytes may be read past
-     * the end, the string's may not); the last word's bytes past the end
-     * count as 'a'. */
+     * copy checked eight bytes a step (as jstr_short does). */
     if (!cv_buf_reserve(&w->b, len + 10))
         return;
     char *o = w->b.s + w->b.n;
@@ -108,10 +106,8 @@ static void jstr_n(jw *w, const char *s, size_t len)
     for (size_t i = 0; i < len && !esc; i += 8) {
         uint64_t x;
         memcpy(&x, o + 1 + i, 8);
-        if (len - i < 8) {
-            uint64_t keep = ~(uint64_t)0 >> (64 - 8 * (len - i));
-            x = (x & keep) | (0x6161616161616161ull & ~keep);
-        }
+        if (len - i < 8)
+            x = word_head(o + 1 + i, len - i);
         esc = word_escape(x);
     }
     if (!esc) {
@@ -172,7 +168,7 @@ static inline void jcopy(jw *w, uint64_t at)
 }
 
 /* jstr, noting where the string went in *at (unless it is too long). */
-static inline void jstr_at(jw *w, const char *s, uint64_t *at)
+static inline __attribute__((always_inline)) void jstr_at(jw *w, const char *s, uint64_t *at)
 {
     size_t from = w->b.n;
     jstr(w, s);
@@ -293,12 +289,17 @@ static void jint(jw *w, uint64_t a, bool minus)
                               "8081828384858687888990919293949596979899";
     if (!cv_buf_reserve(&w->b, 24))
         return;
-    size_t nd = 1; /* digits: written back to front, straight into the buffer */
-    for (uint64_t t = 10; nd < 20 && a >= t; t *= 10)
-        nd++;
     char *o = w->b.s + w->b.n;
     if (minus)
         *o++ = '-';
+    if (a < 100) { /* levels, partition indices: most numbers here */
+        o[0] = two[2 * a + (a < 10)], o[1] = two[2 * a + 1], o[1 + (a >= 10)] = 0;
+        w->b.n = (size_t)(o + 1 + (a >= 10) - w->b.s);
+        return;
+    }
+    size_t nd = 3; /* digits: written back to front, straight into the buffer */
+    for (uint64_t t = 1000; nd < 20 && a >= t; t *= 10)
+        nd++;
     char *p = o + nd;
     for (; a >= 100; a /= 100) {
         p -= 2;
@@ -600,9 +601,8 @@ carve_status cv_report_io_take(cv_lower *lw)
     return CARVE_OK;
 }
 
-/* A list of value names after its key (`,"inputs":[` made by JKEY_OPEN):
- * names written before are copied with the comma in one step, the write
- * position kept in a local (the buffer's bytes may alias the struct). */
+/* A list of value names after its key and `[` (JKEY_OPEN): names written
+ * before copied with their comma, the write position in a local. */
 static void value_names(jw *w, const carve_model *m, const carve_value_id *v, uint32_t n)
 {
     char *s = w->b.s;
