@@ -96,9 +96,7 @@ static void jstr_n(jw *w, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     /* Names almost never need escaping: the string is copied, then the
-     * copy checked eight bytes a step (the buffer's bytes may be read past
-     * the end, the string's may not); the last word's bytes past the end
-     * count as 'a'. */
+     * copy checked eight bytes a step (as jstr_short does). */
     if (!cv_buf_reserve(&w->b, len + 10))
         return;
     char *o = w->b.s + w->b.n;
@@ -108,10 +106,8 @@ static void jstr_n(jw *w, const char *s, size_t len)
     for (size_t i = 0; i < len && !esc; i += 8) {
         uint64_t x;
         memcpy(&x, o + 1 + i, 8);
-        if (len - i < 8) {
-            uint64_t keep = ~(uint64_t)0 >> (64 - 8 * (len - i));
-            x = (x & keep) | (0x6161616161616161ull & ~keep);
-        }
+        if (len - i < 8)
+            x = word_head(o + 1 + i, len - i);
         esc = word_escape(x);
     }
     if (!esc) {
@@ -172,7 +168,7 @@ static inline void jcopy(jw *w, uint64_t at)
 }
 
 /* jstr, noting where the string went in *at (unless it is too long). */
-static inline void jstr_at(jw *w, const char *s, uint64_t *at)
+static inline __attribute__((always_inline)) void jstr_at(jw *w, const char *s, uint64_t *at)
 {
     size_t from = w->b.n;
     jstr(w, s);
@@ -204,17 +200,20 @@ static inline void jvalue(jw *w, const carve_model *m, carve_value_id v)
     else
         jstr(w, m->values[v].name);
 }
-static void jconst(jw *w, const char *s)
+static void jconst_new(jw *w, const char *s, size_t h)
 {
-    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58); /* Fibonacci hashing: 64 slots */
-    if (w->seen[h].s == s) {
-        jcopy(w, w->seen[h].at);
-        return;
-    }
     uint64_t at = 0;
     jstr_at(w, s, &at);
     w->seen[h].s = at ? s : NULL;
     w->seen[h].at = at;
+}
+static inline __attribute__((always_inline)) void jconst(jw *w, const char *s)
+{
+    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58); /* Fibonacci hashing: 64 slots */
+    if (w->seen[h].s == s)
+        jcopy(w, w->seen[h].at);
+    else
+        jconst_new(w, s, h);
 }
 
 /* jstr of a reason message: the same text as the last one is copied from
@@ -243,7 +242,7 @@ static void jsep(jw *w)
 /* A key with its quotes, colon and the comma before it, pre-made: `,"k":`
  * (n bytes; the comma is left out after an opening bracket). Keys are
  * carve's own names: nothing in them needs escaping. */
-static inline void jkey_n(jw *w, const char *k, size_t n)
+static inline __attribute__((always_inline)) void jkey_n(jw *w, const char *k, size_t n)
 {
     if (!cv_buf_reserve(&w->b, n))
         return;
@@ -254,23 +253,14 @@ static inline void jkey_n(jw *w, const char *k, size_t n)
     w->first = false;
 }
 #define JKEY(w, k) jkey_n((w), ",\"" k "\":", sizeof(k) + 3)
-/* A key known only at run time (a reason code, a guard name). */
+#define JKEY_OPEN(w, k, c) (jkey_n((w), ",\"" k "\":" c, sizeof(k) + 4), (w)->first = true)
+/* A key known only at run time (a reason code, a guard name: nothing to
+ * escape). */
 static void jkey(jw *w, const char *k)
 {
-    size_t len = strlen(k);
-    if (!cv_buf_reserve(&w->b, len + 4))
-        return;
-    char *o = w->b.s + w->b.n;
-    if (!w->first)
-        *o++ = ',';
-    w->first = false;
-    *o++ = '"';
-    memcpy(o, k, len);
-    o += len;
-    *o++ = '"';
-    *o++ = ':';
-    *o = 0;
-    w->b.n = (size_t)(o - w->b.s);
+    jsep(w);
+    jstr(w, k);
+    cv_buf_put(&w->b, ":", 1);
 }
 static void jopen(jw *w, char c)
 {
@@ -299,12 +289,17 @@ static void jint(jw *w, uint64_t a, bool minus)
                               "8081828384858687888990919293949596979899";
     if (!cv_buf_reserve(&w->b, 24))
         return;
-    size_t nd = 1; /* digits: written back to front, straight into the buffer */
-    for (uint64_t t = 10; nd < 20 && a >= t; t *= 10)
-        nd++;
     char *o = w->b.s + w->b.n;
     if (minus)
         *o++ = '-';
+    if (a < 100) { /* levels, partition indices: most numbers here */
+        o[0] = two[2 * a + (a < 10)], o[1] = two[2 * a + 1], o[1 + (a >= 10)] = 0;
+        w->b.n = (size_t)(o + 1 + (a >= 10) - w->b.s);
+        return;
+    }
+    size_t nd = 3; /* digits: written back to front, straight into the buffer */
+    for (uint64_t t = 1000; nd < 20 && a >= t; t *= 10)
+        nd++;
     char *p = o + nd;
     for (; a >= 100; a /= 100) {
         p -= 2;
@@ -606,15 +601,32 @@ carve_status cv_report_io_take(cv_lower *lw)
     return CARVE_OK;
 }
 
+/* A list of value names after its key and `[` (JKEY_OPEN): names written
+ * before copied with their comma, the write position in a local. */
 static void value_names(jw *w, const carve_model *m, const carve_value_id *v, uint32_t n)
 {
-    cv_buf_put(&w->b, "[", 1);
-    for (uint32_t k = 0; k < n; k++) {
-        if (k)
-            cv_buf_put(&w->b, ",", 1);
-        jvalue(w, m, v[k]);
+    char *s = w->b.s;
+    size_t k = w->b.n, cap = w->b.cap;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t at = v[i] < w->n_values ? w->at[(size_t)w->n_nodes + v[i]] : 0;
+        size_t off = (size_t)(at >> 24), len = (size_t)(at & 0xffffff);
+        if (!at || len > 16 || off + 17 > k || k + len + 20 > cap) { /* the general way */
+            w->b.n = k;
+            if (i)
+                cv_buf_put(&w->b, ",", 1);
+            jvalue(w, m, v[i]);
+            s = w->b.s, k = w->b.n, cap = w->b.cap;
+            continue;
+        }
+        s[k] = ',';
+        k += i != 0;
+        memcpy(s + k, s + off, 16); /* one move, no overlap; the bytes after it are overwritten next */
+        k += len;
     }
-    jclose(w, ']');
+    s[k] = ']';
+    s[k + 1] = 0;
+    w->b.n = k + 1;
+    w->first = false;
 }
 
 /* "graph", "level", "inputs", "outputs" and "subgraphs" of input node id. */
@@ -630,9 +642,9 @@ static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
     JKEY(w, "level");
     jcount(w, io->level[id]);
     const carve_value_id *v = io->ids + io->start[id];
-    JKEY(w, "inputs");
+    JKEY_OPEN(w, "inputs", "[");
     value_names(w, m, v, io->n_in[id]);
-    JKEY(w, "outputs");
+    JKEY_OPEN(w, "outputs", "[");
     value_names(w, m, v + io->n_in[id], io->start[id + 1] - io->start[id] - io->n_in[id]);
     bool any = false;
     for (uint32_t j = 0; j < n->n_attr; j++) {
@@ -766,9 +778,8 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     for (carve_node_id id = 0; id < lw->n_orig; id++) {
         const cv_node *n = &m->nodes[id];
         const cv_lnode *l = &lw->ln[id];
-        cv_buf_put(&w.b, "\n", 1);
-        jsep(&w);
-        jopen(&w, '{');
+        cv_buf_put(&w.b, id ? "\n,{" : "\n{", id ? 3 : 2);
+        w.first = true;
         JKEY(&w, "name");
         jnode(&w, m, id);
         JKEY(&w, "op");
