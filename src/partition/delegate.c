@@ -14,10 +14,12 @@
 typedef struct {
     cv_lower *lw;
     carve_graph_id g;
-    uint32_t *stamp;   /* by value id: 2*partition+2 made by its nodes, +3 read from outside */
+    /* by value id (ids below n_stamp): 2*partition+2 made by its nodes,
+     * +3 read from outside; while a body is built, its boundary values hold
+     * REMAP | their body value */
+    uint32_t *stamp;
+    uint32_t n_stamp;
     uint8_t *external; /* by value id: read outside its producer's partition */
-    carve_value_id *remap; /* by outer value id: its body value, while a body is built */
-    uint32_t n_remap;
     /* the Delegates' attribute names and, per target, their string values:
      * copied into the model's arena once, shared by every Delegate */
     const char *an[4];
@@ -28,6 +30,8 @@ typedef struct {
     bool outer_clear;
     cv_ids scratch; /* one partition's boundary list while it is gathered */
 } dctx;
+
+#define REMAP 0x80000000u /* above every partition's stamps */
 
 /* Room in a for `more` ids past its end (lists whose length is known ahead
  * are filled without a push each). */
@@ -302,7 +306,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         m->graphs[body].inputs.v[m->graphs[body].inputs.n++] = bv;
         m->values[bv].is_input = true;
         m->nodes[dn].in[i] = v;
-        d->remap[v] = bv;
+        d->stamp[v] = REMAP | bv;
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
@@ -322,15 +326,15 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         m->values[v].producer = dn;
         m->values[v].out_index = i;
         m->nodes[dn].out[i] = v;
-        d->remap[v] = iv;
+        d->stamp[v] = REMAP | iv;
     }
     /* move the nodes (in order) and their internal values into the body */
     for (uint32_t i = 0; i < lp->nodes.n && !st; i++) {
         carve_node_id id = lp->nodes.v[i];
         cv_node *n = &m->nodes[id];
         for (uint32_t k = 0; k < n->n_in; k++)
-            if (n->in[k] != CARVE_NONE && n->in[k] < d->n_remap && d->remap[n->in[k]] != CARVE_NONE)
-                n->in[k] = d->remap[n->in[k]];
+            if (n->in[k] != CARVE_NONE && n->in[k] < d->n_stamp && (d->stamp[n->in[k]] & REMAP))
+                n->in[k] = d->stamp[n->in[k]] & ~REMAP;
         for (uint32_t k = 0; k < n->n_out && !st; k++)
             if (n->out[k] != CARVE_NONE && m->values[n->out[k]].graph == d->g && !cv_value_move(m, n->out[k], body))
                 st = nomem(m);
@@ -344,10 +348,6 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         m->graphs[body].nodes.v[m->graphs[body].nodes.n++] = id;
         lw->ln[id].delegate = dn;
     }
-    for (uint32_t i = 0; i < lp->inputs.n; i++)
-        d->remap[lp->inputs.v[i]] = CARVE_NONE;
-    for (uint32_t i = 0; i < lp->outputs.n; i++)
-        d->remap[lp->outputs.v[i]] = CARVE_NONE;
     if (st)
         return st;
     /* the backend that runs it: src/runtime/delegate.c finds it by name */
@@ -397,20 +397,20 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         mine[p].target = lw->ln[id].target;
         mine[p].nodes.v[mine[p].nodes.n++] = id;
     }
-    dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),
-              cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values, {0},
-              cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes)), false, {0}};
-    if (!d.stamp || !d.external || !d.remap || !d.tv) {
+    /* value ids and partition stamps below REMAP */
+    if (m->n_values >= REMAP / 2 || n_parts >= REMAP / 4)
+        return nomem(m);
+    dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), m->n_values,
+              cv_malloc((size_t)m->n_values + 1), {0}, cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes)),
+              false, {0}};
+    if (!d.stamp || !d.external || !d.tv) {
         cv_free(d.stamp);
         cv_free(d.external);
-        cv_free(d.remap);
         cv_free(d.tv);
         return nomem(m);
     }
     for (uint32_t i = 0; i < 3 * lw->n_t; i++)
         d.tv[i] = (cv_bytes){NULL, SIZE_MAX};
-    for (uint32_t i = 0; i < d.n_remap; i++)
-        d.remap[i] = CARVE_NONE;
     memset(d.stamp, 0, ((size_t)m->n_values + 1) * sizeof(uint32_t));
     memset(d.external, 0, (size_t)m->n_values + 1);
     d.outer_clear = g == 0 && delegate_names_free(m);
@@ -419,7 +419,6 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         st = build_one(&d, &mine[k]);
     cv_free(d.stamp);
     cv_free(d.external);
-    cv_free(d.remap);
     cv_free(d.tv);
     cv_ids_free(&d.scratch);
     if (st)
