@@ -208,16 +208,23 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
     }
     uint32_t mask = r->dtype_mask ? r->dtype_mask : t->dtype_mask;
     int max_rank = r->max_rank ? r->max_rank : t->max_rank;
+    /* the unit's inputs and outputs, and the shape-deciding inputs, as bits
+     * by slot (slots from 64 on: none) */
+    uint64_t unit_in = inner ? inner->in : 0, unit_out = inner ? inner->out : 0;
+    uint32_t shape_in = def ? def->shape_inputs : 0;
+    bool any_int64 = false; /* an int64 input: the int64 range check below */
     for (uint32_t i = 0; i < n->n_in; i++) {
         if (n->in[i] == CARVE_NONE)
             continue;
-        bool in_unit = inner && i < 64 && ((inner->in >> i) & 1);
+        const cv_type *ty = &m->values[n->in[i]].type;
+        any_int64 |= ty->dtype == CARVE_INT64;
+        bool in_unit = i < 64 && ((unit_in >> i) & 1);
         /* a constant that decides shapes (axes, pads, sizes: attributes
          * before their opset made them inputs) is a compile-time parameter
          * of the op, not a tensor the target holds: any dtype will do */
-        if (def && def->shape_inputs && i < 32 && ((def->shape_inputs >> i) & 1) && cv_value_is_const(m, n->in[i]))
+        if (i < 32 && ((shape_in >> i) & 1) && cv_value_is_const(m, n->in[i]))
             in_unit = true;
-        if (value_fits(&m->values[n->in[i]].type, mask, in_unit, max_rank, t->static_shapes))
+        if (value_fits(ty, mask, in_unit, max_rank, t->static_shapes))
             continue;
         cv_reason why = check_value(m, n->in[i], "input", i, t, mask, in_unit, max_rank, msg, msgsz);
         if (why)
@@ -228,7 +235,7 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
         if (n->out[i] == CARVE_NONE)
             continue;
         n_outs++;
-        bool in_unit = inner && i < 64 && ((inner->out >> i) & 1);
+        bool in_unit = i < 64 && ((unit_out >> i) & 1);
         if (value_fits(&m->values[n->out[i]].type, mask, in_unit, max_rank, t->static_shapes))
             continue;
         cv_reason why = check_value(m, n->out[i], "output", i, t, mask, in_unit, max_rank, msg, msgsz);
@@ -331,7 +338,7 @@ cv_reason cv_capable_op(const carve_model *m, carve_node_id id, const carve_targ
             return CV_R_ATTRIBUTE;
         }
     }
-    if (t->lg_int64) {
+    if (t->lg_int64 && any_int64) {
         for (uint32_t i = 0; i < n->n_in; i++) {
             if (n->in[i] == CARVE_NONE || m->values[n->in[i]].type.dtype != CARVE_INT64)
                 continue;

@@ -14,10 +14,12 @@
 typedef struct {
     cv_lower *lw;
     carve_graph_id g;
-    uint32_t *stamp;   /* by value id: partition+1 that marked it */
+    /* by value id (ids below n_stamp): 2*partition+2 made by its nodes,
+     * +3 read from outside; while a body is built, its boundary values hold
+     * REMAP | their body value */
+    uint32_t *stamp;
+    uint32_t n_stamp;
     uint8_t *external; /* by value id: read outside its producer's partition */
-    carve_value_id *remap; /* by outer value id: its body value, while a body is built */
-    uint32_t n_remap;
     /* the Delegates' attribute names and, per target, their string values:
      * copied into the model's arena once, shared by every Delegate */
     const char *an[4];
@@ -26,7 +28,10 @@ typedef struct {
      * value's name "<Delegate_k>/<name>" can then clash only inside its
      * body, and only the body's scope is searched */
     bool outer_clear;
+    cv_ids scratch; /* one partition's boundary list while it is gathered */
 } dctx;
+
+#define REMAP 0x80000000u /* above every partition's stamps */
 
 /* Room in a for `more` ids past its end (lists whose length is known ahead
  * are filled without a push each). */
@@ -164,67 +169,106 @@ fail:
     return nomem(m);
 }
 
-/* "<delegate>/<name>" (or that with "#k" when taken), made on the stack:
- * cv_value_new keeps the one copy. */
+/* "<delegate>/<name>" (or that with "#k" when taken). With outer_clear
+ * the name is made in the arena and defined with one look-up of the body's
+ * scope; else made on the stack (cv_value_new keeps the one copy) and
+ * looked up in the body's scope and those around it. */
 static carve_value_id body_value(const dctx *d, carve_graph_id body, const char *delegate, size_t dlen,
                                  carve_value_id like)
 {
     carve_model *m = d->lw->m;
     const char *vn = m->values[like].name;
-    size_t vl = strlen(vn), n = dlen + 1 + vl;
-    char small[256], *buf = n < sizeof small ? small : cv_malloc(n + 1);
-    if (!buf)
-        return CARVE_NONE;
-    memcpy(buf, delegate, dlen);
-    buf[dlen] = '/';
-    memcpy(buf + dlen + 1, vn, vl + 1);
-    carve_value_id clash = d->outer_clear ? cv_strmap_get(&m->graphs[body].scope, buf) : carve_graph_find_value(m, body, buf);
-    const char *nm = clash == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
-    carve_value_id v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
+    carve_value_id v = CARVE_NONE;
+    if (d->outer_clear) {
+        const char *nm = cv_arena_join(&m->arena, delegate, "/", vn);
+        if (!nm)
+            return CARVE_NONE;
+        carve_value_id clash;
+        v = cv_value_define(m, body, nm, &clash);
+        if (v == CARVE_NONE && clash != CARVE_NONE) {
+            const char *un = cv_value_unique_name(m, body, nm);
+            v = un ? cv_value_define(m, body, un, &clash) : CARVE_NONE;
+        }
+    } else {
+        size_t vl = strlen(vn), n = dlen + 1 + vl;
+        char small[256], *buf = n < sizeof small ? small : cv_malloc(n + 1);
+        if (!buf)
+            return CARVE_NONE;
+        memcpy(buf, delegate, dlen);
+        buf[dlen] = '/';
+        memcpy(buf + dlen + 1, vn, vl + 1);
+        carve_value_id clash = carve_graph_find_value(m, body, buf);
+        const char *nm = clash == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
+        v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
+        if (buf != small)
+            cv_free(buf);
+    }
     if (v != CARVE_NONE)
         m->values[v].type = m->values[like].type;
-    if (buf != small)
-        cv_free(buf);
     return v;
+}
+
+/* Room for `n` ids in d's scratch list (emptied). */
+static bool scratch_room(dctx *d, uint32_t n)
+{
+    d->scratch.n = 0;
+    return ids_room(&d->scratch, n);
+}
+
+/* a = d's scratch list, in a list of its exact size. */
+static bool take_scratch(dctx *d, cv_ids *a)
+{
+    if (!ids_room(a, d->scratch.n))
+        return false;
+    if (d->scratch.n)
+        memcpy(a->v + a->n, d->scratch.v, d->scratch.n * sizeof *a->v);
+    a->n += d->scratch.n;
+    return true;
 }
 
 static carve_status build_one(dctx *d, cv_lpart *lp)
 {
     cv_lower *lw = d->lw;
     carve_model *m = lw->m;
-    uint32_t tag = lp->index + 1;
-    /* room for every read and every value made: the boundary lists are
-     * filled without a push each */
+    /* stamps of this partition: `made` on the values its nodes make,
+     * `seen` on the boundary inputs found */
+    uint32_t made = 2 * lp->index + 2, seen = made + 1;
     uint32_t n_read = 0, n_made = 0;
     for (uint32_t i = 0; i < lp->nodes.n; i++) {
         n_read += m->nodes[lp->nodes.v[i]].n_in;
         n_made += m->nodes[lp->nodes.v[i]].n_out;
     }
-    if (!ids_room(&lp->inputs, n_read) || !ids_room(&lp->outputs, n_made))
+    /* boundary outputs, in node and slot order: the lists are gathered in
+     * the scratch list, then kept in lists of their own size */
+    if (!scratch_room(d, n_made))
         return nomem(m);
-    /* boundary inputs, in order of first use */
+    for (uint32_t i = 0; i < lp->nodes.n; i++) {
+        const cv_node *n = &m->nodes[lp->nodes.v[i]];
+        for (uint32_t k = 0; k < n->n_out; k++) {
+            carve_value_id v = n->out[k];
+            if (v == CARVE_NONE)
+                continue;
+            d->stamp[v] = made;
+            if (d->external[v])
+                d->scratch.v[d->scratch.n++] = v;
+        }
+    }
+    if (!take_scratch(d, &lp->outputs) || !scratch_room(d, n_read))
+        return nomem(m);
+    /* boundary inputs, in order of first use: neither made inside nor
+     * constants */
     for (uint32_t i = 0; i < lp->nodes.n; i++) {
         const cv_node *n = &m->nodes[lp->nodes.v[i]];
         for (uint32_t k = 0; k < n->n_in; k++) {
             carve_value_id v = n->in[k];
-            if (v == CARVE_NONE || d->stamp[v] == tag)
+            if (v == CARVE_NONE || d->stamp[v] == made || d->stamp[v] == seen || cv_value_is_const(m, v))
                 continue;
-            carve_node_id p = m->values[v].producer;
-            /* nodes past lw->cap are Delegates made for earlier partitions */
-            if (p != CARVE_NONE && p < lw->cap && m->nodes[p].graph == d->g && lw->ln[p].part == lp->index)
-                continue; /* made inside */
-            if (cv_value_is_const(m, v))
-                continue;
-            d->stamp[v] = tag;
-            lp->inputs.v[lp->inputs.n++] = v;
+            d->stamp[v] = seen;
+            d->scratch.v[d->scratch.n++] = v;
         }
     }
-    for (uint32_t i = 0; i < lp->nodes.n; i++) {
-        const cv_node *n = &m->nodes[lp->nodes.v[i]];
-        for (uint32_t k = 0; k < n->n_out; k++)
-            if (n->out[k] != CARVE_NONE && d->external[n->out[k]])
-                lp->outputs.v[lp->outputs.n++] = n->out[k];
-    }
+    if (!take_scratch(d, &lp->inputs))
+        return nomem(m);
     /* the Delegate node and its body */
     carve_node_id dn = cv_node_new(m, d->g, "Delegate", "ai.carve", lp->inputs.n, lp->outputs.n);
     if (dn == CARVE_NONE)
@@ -262,7 +306,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         m->graphs[body].inputs.v[m->graphs[body].inputs.n++] = bv;
         m->values[bv].is_input = true;
         m->nodes[dn].in[i] = v;
-        d->remap[v] = bv;
+        d->stamp[v] = REMAP | bv;
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
@@ -282,15 +326,15 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         m->values[v].producer = dn;
         m->values[v].out_index = i;
         m->nodes[dn].out[i] = v;
-        d->remap[v] = iv;
+        d->stamp[v] = REMAP | iv;
     }
     /* move the nodes (in order) and their internal values into the body */
     for (uint32_t i = 0; i < lp->nodes.n && !st; i++) {
         carve_node_id id = lp->nodes.v[i];
         cv_node *n = &m->nodes[id];
         for (uint32_t k = 0; k < n->n_in; k++)
-            if (n->in[k] != CARVE_NONE && n->in[k] < d->n_remap && d->remap[n->in[k]] != CARVE_NONE)
-                n->in[k] = d->remap[n->in[k]];
+            if (n->in[k] != CARVE_NONE && n->in[k] < d->n_stamp && (d->stamp[n->in[k]] & REMAP))
+                n->in[k] = d->stamp[n->in[k]] & ~REMAP;
         for (uint32_t k = 0; k < n->n_out && !st; k++)
             if (n->out[k] != CARVE_NONE && m->values[n->out[k]].graph == d->g && !cv_value_move(m, n->out[k], body))
                 st = nomem(m);
@@ -304,10 +348,6 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
         m->graphs[body].nodes.v[m->graphs[body].nodes.n++] = id;
         lw->ln[id].delegate = dn;
     }
-    for (uint32_t i = 0; i < lp->inputs.n; i++)
-        d->remap[lp->inputs.v[i]] = CARVE_NONE;
-    for (uint32_t i = 0; i < lp->outputs.n; i++)
-        d->remap[lp->outputs.v[i]] = CARVE_NONE;
     if (st)
         return st;
     /* the backend that runs it: src/runtime/delegate.c finds it by name */
@@ -357,20 +397,20 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         mine[p].target = lw->ln[id].target;
         mine[p].nodes.v[mine[p].nodes.n++] = id;
     }
-    dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), cv_malloc((size_t)m->n_values + 1),
-              cv_malloc(((size_t)m->n_values + 1) * sizeof(carve_value_id)), m->n_values, {0},
-              cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes)), false};
-    if (!d.stamp || !d.external || !d.remap || !d.tv) {
+    /* value ids and partition stamps below REMAP */
+    if (m->n_values >= REMAP / 2 || n_parts >= REMAP / 4)
+        return nomem(m);
+    dctx d = {lw, g, cv_malloc(((size_t)m->n_values + 1) * sizeof(uint32_t)), m->n_values,
+              cv_malloc((size_t)m->n_values + 1), {0}, cv_malloc(((size_t)lw->n_t + 1) * 3 * sizeof(cv_bytes)),
+              false, {0}};
+    if (!d.stamp || !d.external || !d.tv) {
         cv_free(d.stamp);
         cv_free(d.external);
-        cv_free(d.remap);
         cv_free(d.tv);
         return nomem(m);
     }
     for (uint32_t i = 0; i < 3 * lw->n_t; i++)
         d.tv[i] = (cv_bytes){NULL, SIZE_MAX};
-    for (uint32_t i = 0; i < d.n_remap; i++)
-        d.remap[i] = CARVE_NONE;
     memset(d.stamp, 0, ((size_t)m->n_values + 1) * sizeof(uint32_t));
     memset(d.external, 0, (size_t)m->n_values + 1);
     d.outer_clear = g == 0 && delegate_names_free(m);
@@ -379,8 +419,8 @@ carve_status cv_build_delegates(cv_lower *lw, carve_graph_id g)
         st = build_one(&d, &mine[k]);
     cv_free(d.stamp);
     cv_free(d.external);
-    cv_free(d.remap);
     cv_free(d.tv);
+    cv_ids_free(&d.scratch);
     if (st)
         return st;
     /* drop the moved nodes from g's list, then order the Delegates in */

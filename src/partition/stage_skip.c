@@ -44,11 +44,17 @@ carve_status cv_stage_skip(cv_lower *lw)
             return cv_error(m->ctx, CARVE_ERR_ARG,
                             "cpu_ops: '%s' is not an op carve knows, and no node of the model is one", o->cpu_ops[i]);
     }
-    for (size_t i = 0; i < o->n_cpu_ops; i++)
+    /* one message per op, made at its first node and shared by the rest
+     * (messages are read-only; stage_fold shares them too) */
+    for (size_t i = 0; i < o->n_cpu_ops; i++) {
+        const char *msg = NULL;
         for (uint32_t id = 0; id < lw->n_orig; id++)
             if (!strcmp(m->nodes[id].op, o->cpu_ops[i])) {
+                if (!msg)
+                    msg = cv_arena_printf(&m->arena, "op %s is in the list of ops kept on CPU", o->cpu_ops[i]);
                 lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
-                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in the list of ops kept on CPU", o->cpu_ops[i]);
+                lw->ln[id].msg = msg;
             }
+    }
     return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
 }
