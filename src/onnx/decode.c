@@ -295,7 +295,8 @@ typedef struct msgdef {
 /* Pass one over a message's fields: checks each known field's wire type,
  * counts into n, keeps the first KEPT fields in kept and counts all in
  * *nf; false: not the plain case. */
-static inline __attribute__((always_inline)) bool scan(const uint8_t *p, const uint8_t *end, const rule *rules, size_t *n, fld *kept, size_t *nf)
+static inline __attribute__((always_inline)) bool scan(const uint8_t *p, const uint8_t *end, const rule *rules,
+                                                       size_t *n, fld *kept, size_t *nf)
 {
     fld spare, *f = kept;
     size_t k = 0;
@@ -326,7 +327,8 @@ static inline __attribute__((always_inline)) bool scan(const uint8_t *p, const u
     return true;
 }
 
-static inline __attribute__((always_inline)) bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f, int depth)
+static inline __attribute__((always_inline)) bool field(dec *d, const msgdef *def, ProtobufCMessage *m, const fld *f,
+                                                        int depth)
 {
     bool known = f->id < NRULES && def->rules[f->id].how != UNKNOWN;
     return known ? def->fill(d, m, f, depth) : unknown(d, m, f);
