@@ -1,12 +1,14 @@
 #!/bin/sh
 # perf_huge_malloc.sh CARVE: the carve command puts glibc's malloc in huge
 # pages (tools/carve.c, malloc_in_huge_pages; docs/performance.md): it
-# starts itself again once with glibc.malloc.hugetlb=1 and
-# glibc.malloc.top_pad=64 MiB added to GLIBC_TUNABLES, keeps the user's
-# other tunables (a top_pad of the user's own is not overridden), and
-# leaves the process alone when the user named hugetlb, set
-# CARVE_NO_REEXEC, or the system has transparent huge pages off. Seen through strace's execve calls and
-# the environment each one passes.
+# starts itself again once with glibc.malloc.hugetlb=1 added to
+# GLIBC_TUNABLES, and for `lower` also glibc.malloc.top_pad=64 MiB and
+# glibc.malloc.mmap_max=0; it keeps the user's other tunables (one the
+# user set is never overridden), and leaves the process alone when the
+# user named hugetlb, set CARVE_NO_REEXEC, or the system has transparent
+# huge pages off. Seen through strace's execve calls and the environment
+# each one passes.
+# shellcheck disable=SC2086 # $envs, $lower and $version are split into words on purpose
 set -eu
 CARVE=$1
 fail() { echo "FAIL: $*"; exit 1; }
@@ -14,12 +16,14 @@ command -v strace >/dev/null || fail "strace is missing (scripts/deps.sh)"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-# execs ENV...: the carve execve calls of `carve --version` run with ENV, one
-# line each with its GLIBC_TUNABLES (or "none"), and the version line
+# execs ENV... -- ARGS...: the carve execve calls of `carve ARGS` run with
+# ENV, one line each with its GLIBC_TUNABLES (or "none")
 execs() {
-  env "$@" strace -f -qq -v -s 1000 -e trace=execve -o "$dir/trace" "$CARVE" --version >"$dir/out" ||
-    fail "carve --version failed with $*"
-  grep -q '^carve ' "$dir/out" || fail "no version line with $*: $(cat "$dir/out")"
+  envs=""
+  while [ "$1" != -- ]; do envs="$envs $1"; shift; done
+  shift
+  env $envs strace -f -qq -v -s 1000 -e trace=execve -o "$dir/trace" "$CARVE" "$@" >"$dir/out" 2>&1 ||
+    fail "carve $* failed with$envs: $(cat "$dir/out")"
   grep 'execve(' "$dir/trace" | grep -v 'strace' | while read -r line; do
     t=$(echo "$line" | grep -o '"GLIBC_TUNABLES=[^"]*"' || true)
     echo "${t:-none}"
@@ -32,46 +36,47 @@ case "$mode" in
   *) huge=no ;;
 esac
 echo "transparent huge pages: ${mode:-unknown}"
-ours=glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864
+cp "$(dirname "$CARVE")/example.onnx" "$dir/m.onnx"
+version="--version"
+lower="lower $dir/m.onnx --target htp -o $dir/o.onnx --report $dir/o.json"
+all=glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864:glibc.malloc.mmap_max=0
 
-got=$(execs -u GLIBC_TUNABLES -u CARVE_NO_REEXEC)
-echo "plain: $got"
+# expect WHAT GOT WANT...: GOT must be the lines WANT (the execve calls)
+expect() {
+  what=$1 got=$2
+  shift 2
+  echo "$what: $got"
+  [ "$got" = "$(printf '%s\n' "$@")" ] || fail "$what: carve's execve calls were $got, not $*"
+}
+
 if [ $huge = yes ]; then
-  [ "$got" = "$(printf 'none\n"GLIBC_TUNABLES=%s"' "$ours")" ] ||
-    fail "carve did not start again once with $ours: $got"
+  expect "lower" "$(execs -u GLIBC_TUNABLES -u CARVE_NO_REEXEC -- $lower)" none "\"GLIBC_TUNABLES=$all\""
+  expect "--version: hugetlb only, no pad" "$(execs -u GLIBC_TUNABLES -u CARVE_NO_REEXEC -- $version)" none \
+    '"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"'
+  expect "run: hugetlb only, no pad" \
+    "$(execs -u GLIBC_TUNABLES -u CARVE_NO_REEXEC -- run "$dir/m.onnx" --random-inputs 1)" none \
+    '"GLIBC_TUNABLES=glibc.malloc.hugetlb=1"'
+  expect "a user's tunable kept in front" \
+    "$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.arena_max=2 -- $lower)" \
+    '"GLIBC_TUNABLES=glibc.malloc.arena_max=2"' "\"GLIBC_TUNABLES=glibc.malloc.arena_max=2:$all\""
+  expect "a user's top_pad kept" \
+    "$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.top_pad=1048576 -- $lower)" \
+    '"GLIBC_TUNABLES=glibc.malloc.top_pad=1048576"' \
+    '"GLIBC_TUNABLES=glibc.malloc.top_pad=1048576:glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=0"'
+  expect "a user's mmap_max kept" \
+    "$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.mmap_max=7 -- $lower)" \
+    '"GLIBC_TUNABLES=glibc.malloc.mmap_max=7"' \
+    '"GLIBC_TUNABLES=glibc.malloc.mmap_max=7:glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864"'
+  expect "CARVE_NO_REEXEC=0 (as CARVE_NO_FSYNC=0: not set)" \
+    "$(execs -u GLIBC_TUNABLES CARVE_NO_REEXEC=0 -- $lower)" none "\"GLIBC_TUNABLES=$all\""
 else
-  [ "$got" = none ] || fail "huge pages are off, yet carve started again: $got"
+  expect "huge pages off: no second start" "$(execs -u GLIBC_TUNABLES -u CARVE_NO_REEXEC -- $lower)" none
 fi
-
-got=$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.arena_max=2)
-echo "user tunable: $got"
-if [ $huge = yes ]; then
-  [ "$got" = "$(printf '"GLIBC_TUNABLES=glibc.malloc.arena_max=2"\n"GLIBC_TUNABLES=glibc.malloc.arena_max=2:%s"' "$ours")" ] ||
-    fail "the user's tunable was not kept in front of hugetlb: $got"
-fi
-
-got=$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.top_pad=1048576)
-echo "user's top_pad: $got"
-if [ $huge = yes ]; then
-  [ "$got" = "$(printf '"GLIBC_TUNABLES=glibc.malloc.top_pad=1048576"\n"GLIBC_TUNABLES=glibc.malloc.top_pad=1048576:glibc.malloc.hugetlb=1"')" ] ||
-    fail "carve overrode the user's glibc.malloc.top_pad: $got"
-fi
-
-got=$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.hugetlb=0)
-echo "user's hugetlb: $got"
-[ "$got" = '"GLIBC_TUNABLES=glibc.malloc.hugetlb=0"' ] || fail "carve overrode the user's glibc.malloc.hugetlb: $got"
-
-got=$(execs -u GLIBC_TUNABLES CARVE_NO_REEXEC=1)
-echo "CARVE_NO_REEXEC: $got"
-[ "$got" = none ] || fail "CARVE_NO_REEXEC=1, yet carve started again: $got"
-
-got=$(execs -u GLIBC_TUNABLES CARVE_NO_REEXEC=0)
-echo "CARVE_NO_REEXEC=0: $got"
-[ $huge = no ] || [ "$got" = "$(printf 'none\n"GLIBC_TUNABLES=%s"' "$ours")" ] ||
-  fail "CARVE_NO_REEXEC=0 (as CARVE_NO_FSYNC=0: not set) kept carve from starting again: $got"
+expect "a user's hugetlb: no second start" \
+  "$(execs -u CARVE_NO_REEXEC GLIBC_TUNABLES=glibc.malloc.hugetlb=0 -- $lower)" '"GLIBC_TUNABLES=glibc.malloc.hugetlb=0"'
+expect "CARVE_NO_REEXEC=1: no second start" "$(execs -u GLIBC_TUNABLES CARVE_NO_REEXEC=1 -- $lower)" none
 
 # the second start gets the same arguments: a lowering's output is the same
-cp "$(dirname "$CARVE")/example.onnx" "$dir/m.onnx"
 env -u GLIBC_TUNABLES -u CARVE_NO_REEXEC "$CARVE" lower "$dir/m.onnx" --target htp -o "$dir/a.onnx" --report "$dir/a.json" 2>/dev/null ||
   fail "carve lower failed"
 CARVE_NO_REEXEC=1 "$CARVE" lower "$dir/m.onnx" --target htp -o "$dir/b.onnx" --report "$dir/b.json" 2>/dev/null ||

@@ -39,26 +39,42 @@ static void help(FILE *f)
 }
 
 /* glibc's malloc in huge pages, for the whole process: once, before
- * anything is allocated, carve starts itself again with two tunables added
- * to GLIBC_TUNABLES (glibc 2.35 and later; glibc reads tunables only when a
- * process starts). glibc.malloc.hugetlb=1 advises malloc's memory to use
- * transparent huge pages; glibc.malloc.top_pad=64 MiB makes the heap grow
- * in large steps, because a huge page needs a whole aligned 2 MiB inside
- * the heap's mapping, and a heap grown by what each call asks is mostly
- * 4 KiB pages (43k DAG: 4,100 faults with hugetlb alone, about 500 with
- * both). A lowering writes tens of MB of new memory, and a 4 KiB page fault
- * cost 9 us on the 2-core VM: docs/performance.md has the figures. Not when
- * transparent huge pages are off, when glibc.malloc.hugetlb is already
- * named (the user's choice, or this second start; a user's top_pad is
- * kept too), when CARVE_NO_REEXEC is set (not empty or 0, as
- * CARVE_NO_FSYNC), or in sanitizer builds (their own malloc). A failed
- * exec changes nothing: carve goes on as it is. */
-static void malloc_in_huge_pages(char **argv)
+ * anything is allocated, carve starts itself again with tunables added to
+ * GLIBC_TUNABLES (glibc 2.35 and later; glibc reads tunables only when a
+ * process starts). Each is added unless the user named it already:
+ *  - glibc.malloc.hugetlb=1, every command: malloc's memory is advised to
+ *    use transparent huge pages;
+ *  - glibc.malloc.top_pad=64 MiB, `lower` only: the heap grows in large
+ *    steps, because a huge page needs a whole aligned 2 MiB inside the
+ *    heap's mapping, and a heap grown by what each call asks is mostly
+ *    4 KiB pages (43k DAG: 4,100 faults with hugetlb alone, about 500 with
+ *    the pad);
+ *  - glibc.malloc.mmap_max=0, with the pad: setting top_pad also fixes
+ *    malloc's mmap threshold at 128 KiB (glibc's malloc.c, do_set_top_pad),
+ *    and then every block above it is a fresh mapping, unmapped when freed
+ *    (the 850k-node transformer took 1.36x as long); with no mmap, freed
+ *    blocks are reused from the heap.
+ * A lowering writes tens of MB of new memory, and a 4 KiB page fault cost
+ * 9 us on the 2-core VM; `carve run` gains nothing from the pad and its
+ * peak grows: docs/performance.md has the figures. Not when transparent
+ * huge pages are off, when glibc.malloc.hugetlb is already named (the
+ * user's choice, or this second start), when CARVE_NO_REEXEC is set (not
+ * empty or 0, as CARVE_NO_FSYNC), or in sanitizer builds (their own
+ * malloc). A failed exec changes nothing: carve goes on as it is. */
+static void malloc_in_huge_pages(int argc, char **argv)
 {
-#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35) && \
+#if defined(__linux__) && defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35) &&                            \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    static const struct {
+        const char *name, *value;
+        bool lower_only;
+    } add[] = {
+        {"glibc.malloc.hugetlb", "1", false},
+        {"glibc.malloc.top_pad", "67108864", true},
+        {"glibc.malloc.mmap_max", "0", true},
+    };
     const char *t = getenv("GLIBC_TUNABLES"), *no = getenv("CARVE_NO_REEXEC");
-    if ((no && *no && strcmp(no, "0")) || (t && strstr(t, "glibc.malloc.hugetlb")))
+    if ((no && *no && strcmp(no, "0")) || (t && strstr(t, add[0].name)))
         return;
     FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
     char mode[128] = "";
@@ -69,9 +85,12 @@ static void malloc_in_huge_pages(char **argv)
     }
     if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
         return;
+    bool lower = argc > 1 && !strcmp(argv[1], "lower");
     char v[4096];
-    int n = snprintf(v, sizeof v, "%s%sglibc.malloc.hugetlb=1%s", t ? t : "", t && *t ? ":" : "",
-                     t && strstr(t, "glibc.malloc.top_pad") ? "" : ":glibc.malloc.top_pad=67108864");
+    int n = snprintf(v, sizeof v, "%s", t ? t : "");
+    for (size_t i = 0; i < sizeof add / sizeof *add && n >= 0 && (size_t)n < sizeof v; i++)
+        if ((lower || !add[i].lower_only) && !(t && strstr(t, add[i].name)))
+            n += snprintf(v + n, sizeof v - (size_t)n, "%s%s=%s", n ? ":" : "", add[i].name, add[i].value);
     if (n < 0 || (size_t)n >= sizeof v || setenv("GLIBC_TUNABLES", v, 1))
         return;
     execv("/proc/self/exe", argv);
@@ -80,13 +99,13 @@ static void malloc_in_huge_pages(char **argv)
     else
         unsetenv("GLIBC_TUNABLES");
 #else
-    (void)argv;
+    (void)argc, (void)argv;
 #endif
 }
 
 int main(int argc, char **argv)
 {
-    malloc_in_huge_pages(argv);
+    malloc_in_huge_pages(argc, argv);
     if (argc < 2)
         return help(stderr), EXIT_USAGE;
     const char *c = argv[1];
