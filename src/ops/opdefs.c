@@ -8,7 +8,7 @@
 
 /* In the table, "d_none" marks an op without decomposition. */
 #define d_none NULL
-static const cv_op_def table[] = {
+const cv_op_def cv_op_table[] = {
 #define OP(name, dom, since, imin, imax, omin, omax, flags, shape_in, kernel, infer, decomp) \
     {#name, dom, since, imin, imax, omin, omax, flags, shape_in, kernel, infer, decomp},
 #include "optable.def"
@@ -16,7 +16,7 @@ static const cv_op_def table[] = {
 };
 #undef d_none
 
-size_t cv_op_count(void) { return sizeof table / sizeof *table; }
+size_t cv_op_count(void) { return sizeof cv_op_table / sizeof *cv_op_table; }
 
 /* ONNX's type constraints (typecons.def, generated from onnx's schemas by
  * scripts/gen_type_constraints.py), sorted by op then version. */
@@ -79,13 +79,13 @@ uint32_t cv_type_constraint(const char *domain, const char *op, int64_t opset, u
 
 /* Per op table row: its op's tc_rows rows [first, end) (made once;
  * inference asks for every node, and a search compares names). */
-static uint16_t tc_of_def[sizeof table / sizeof *table][2];
+static uint16_t tc_of_def[sizeof cv_op_table / sizeof *cv_op_table][2];
 static pthread_once_t tc_of_def_once = PTHREAD_ONCE_INIT;
 static void make_tc_of_def(void)
 {
     _Static_assert(N_TC < UINT16_MAX, "typecons.def too large for its index");
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
-        size_t first = *table[i].domain ? N_TC : tc_first(table[i].name);
+    for (size_t i = 0; i < sizeof cv_op_table / sizeof *cv_op_table; i++) {
+        size_t first = *cv_op_table[i].domain ? N_TC : tc_first(cv_op_table[i].name);
         tc_of_def[i][0] = (uint16_t)first;
         tc_of_def[i][1] = (uint16_t)(first < N_TC ? tc_end(first) : N_TC);
     }
@@ -96,7 +96,7 @@ cv_tcons cv_type_constraints_def(const cv_op_def *def, int64_t opset)
     if (opset > CV_TYPECONS_OPSET)
         return (cv_tcons){NULL, 0, false};
     pthread_once(&tc_of_def_once, make_tc_of_def);
-    const uint16_t *r = tc_of_def[def - table];
+    const uint16_t *r = tc_of_def[cv_op_row(def)];
     return tc_at(r[0], r[1], opset);
 }
 
@@ -105,9 +105,9 @@ int64_t cv_opset_newest(const char *domain)
     if (!domain || !*domain || !strcmp(domain, "ai.onnx"))
         return CV_ONNX_OPSET_NEWEST;
     int64_t newest = 0;
-    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
-        if (!strcmp(table[i].domain, domain) && table[i].since > newest)
-            newest = table[i].since;
+    for (size_t i = 0; i < sizeof cv_op_table / sizeof *cv_op_table; i++)
+        if (!strcmp(cv_op_table[i].domain, domain) && cv_op_table[i].since > newest)
+            newest = cv_op_table[i].since;
     return newest;
 }
 
@@ -130,12 +130,12 @@ carve_status cv_check_opsets(carve_model *m)
     }
     return CARVE_OK;
 }
-const cv_op_def *cv_op_at(size_t i) { return &table[i]; }
+const cv_op_def *cv_op_at(size_t i) { return &cv_op_table[i]; }
 
 /* Rows by name, then a hash of (name, domain) -> the first of its rows:
  * made once (the table never changes). A lookup is one hash and one or two
  * string compares (it runs for every node of a model). */
-#define N_ROWS (sizeof table / sizeof *table)
+#define N_ROWS (sizeof cv_op_table / sizeof *cv_op_table)
 #define N_SLOTS 2048 /* a power of two, over twice the rows */
 static uint16_t by_name[N_ROWS];
 static uint16_t slot_first[N_SLOTS]; /* first row in by_name + 1, 0 = empty */
@@ -144,7 +144,7 @@ static pthread_once_t by_name_once = PTHREAD_ONCE_INIT;
 
 static int cmp_rows(const void *a, const void *b)
 {
-    const cv_op_def *x = &table[*(const uint16_t *)a], *y = &table[*(const uint16_t *)b];
+    const cv_op_def *x = &cv_op_table[*(const uint16_t *)a], *y = &cv_op_table[*(const uint16_t *)b];
     int c = strcmp(x->name, y->name);
     return c ? c : strcmp(x->domain, y->domain);
 }
@@ -167,7 +167,7 @@ static void sort_rows(void)
         by_name[i] = (uint16_t)i;
     qsort(by_name, N_ROWS, sizeof *by_name, cmp_rows);
     for (size_t i = 0; i < N_ROWS; i++) {
-        const cv_op_def *d = &table[by_name[i]];
+        const cv_op_def *d = &cv_op_table[by_name[i]];
         if (i && !cmp_rows(&by_name[i - 1], &by_name[i]))
             continue; /* not the first row of its op */
         size_t k = i + 1;
@@ -188,7 +188,7 @@ const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
     pthread_once(&by_name_once, sort_rows);
     size_t lo = 0, hi = 0; /* the op's rows: by_name[lo .. hi) */
     for (uint32_t j = hash_op(domain, op) & (N_SLOTS - 1); slot_first[j]; j = (j + 1) & (N_SLOTS - 1)) {
-        const cv_op_def *d = &table[by_name[slot_first[j] - 1]];
+        const cv_op_def *d = &cv_op_table[by_name[slot_first[j] - 1]];
         if (!strcmp(d->name, op) && !strcmp(d->domain, domain)) {
             lo = slot_first[j] - 1u;
             hi = lo + slot_rows[j];
@@ -197,7 +197,7 @@ const cv_op_def *cv_op_find(const char *domain, const char *op, int64_t opset)
     }
     const cv_op_def *best = NULL;
     for (size_t i = lo; i < hi; i++) {
-        const cv_op_def *d = &table[by_name[i]];
+        const cv_op_def *d = &cv_op_table[by_name[i]];
         if (d->since <= opset && (!best || d->since > best->since))
             best = d;
     }
@@ -264,7 +264,7 @@ bool cv_op_rows_after(carve_model *m, const cv_op_def *const *before)
             same = same && !cv_op_for_node(m, id);
             continue;
         }
-        size_t k = (size_t)(old - table);
+        size_t k = cv_op_row(old);
         if (!done[k]) { /* the op is named by its row: its new row follows from the old one */
             memo[k] = cv_op_find(old->domain, old->name, carve_model_opset(m, old->domain));
             done[k] = true;

@@ -406,7 +406,11 @@ int64_t cv_opset_newest(const char *domain);
  * live node whose domain is at an opset newer than carve knows; domains no
  * node uses are not checked. */
 carve_status cv_check_opsets(carve_model *m);
+/* The op table (optable.def expanded, opdefs.c): cv_op_count() rows. */
+extern const cv_op_def cv_op_table[];
 const cv_op_def *cv_op_at(size_t i);
+/* Row d's index in the table, for arrays kept per row. */
+static inline size_t cv_op_row(const cv_op_def *d) { return (size_t)(d - cv_op_table); }
 
 /* Declarations of every kernel, inference and decomposition function. */
 #define OP(name, dom, since, imin, imax, omin, omax, flags, shape_in, kernel, infer, decomp) \

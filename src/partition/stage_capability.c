@@ -91,7 +91,7 @@ static const cv_target_op *target_op(cv_lower *lw, uint32_t ti, carve_node_id id
         for (size_t i = 0; i < n; i++)
             lw->op_rows[ti][i] = NOT_LOOKED_UP;
     }
-    size_t k = (size_t)(def - cv_op_at(0));
+    size_t k = cv_op_row(def);
     if (lw->op_rows[ti][k] == NOT_LOOKED_UP)
         lw->op_rows[ti][k] = cv_target_find_op(t, op);
     return lw->op_rows[ti][k];

@@ -120,7 +120,7 @@ static carve_status infer_node(ipass *p, carve_node_id id)
         return misfit(m, id, def);
     /* ONNX's type constraints: what the kernel would refuse at run time */
     int64_t opset = *n->domain ? carve_model_opset(m, n->domain) : p->onnx_opset;
-    struct row_tcons *rt = &p->tcons[def - cv_op_at(0)];
+    struct row_tcons *rt = &p->tcons[cv_op_row(def)];
     if (!rt->made) {
         rt->tc = cv_type_constraints_def(def, opset);
         rt->made = true;

@@ -63,7 +63,6 @@ typedef struct cv_fold {
     bool uses_valid;
     carve_fold_stats uses_st;
     uint32_t uses_nodes, uses_values;
-    const cv_op_def *row0; /* the op table's first row (cv_op_at(0)), for the rows cv_fold_row_seen caches */
 } cv_fold;
 
 /* Recomposition (recompose.c) during folding: which ops to make, which
@@ -194,9 +193,7 @@ static inline void cv_fold_row_seen(cv_fold *f, carve_node_id n, const cv_op_def
 {
     if (n >= f->cap)
         return;
-    if (!f->row0)
-        f->row0 = cv_op_at(0);
-    f->nodes[n].row = d && !*f->m->nodes[n].domain ? (uint16_t)(d - f->row0 + 1) : CV_FOLD_NO_ROW;
+    f->nodes[n].row = d && !*f->m->nodes[n].domain ? (uint16_t)(cv_op_row(d) + 1) : CV_FOLD_NO_ROW;
 }
 /* Replaces reads of `from` by `to` in the nodes of graph g and its
  * subgraphs (and in those subgraphs' outputs when `outputs`). */

@@ -42,8 +42,7 @@ typedef struct up {
     carve_node_id *origin; /* by node id: the node a made node comes from (cv_malloc'd) */
     uint32_t n_origin;
     carve_status err;
-    bool changed;  /* the node at hand was rewritten */
-    const cv_op_def *row0; /* the op table's first row */
+    bool changed;          /* the node at hand was rewritten */
     uint8_t *rule_at;      /* by op table row: 0 not looked up, else 1 + its first rule (N_RULES: none) */
     cv_ids todo;   /* the nodes the dry walk found something to do for, in walk order */
     char why[400];
@@ -718,7 +717,7 @@ static const up_rule *rule_look(up *u, carve_node_id id, const cv_op_def *def)
     const char *op = u->m->nodes[id].op;
     size_t r;
     if (def) {
-        uint8_t *at = &u->rule_at[def - u->row0];
+        uint8_t *at = &u->rule_at[cv_op_row(def)];
         if (!*at)
             *at = (uint8_t)(1 + rule_from(u, op, 0));
         r = *at - 1u;
@@ -735,7 +734,7 @@ static const up_rule *rule_look(up *u, carve_node_id id, const cv_op_def *def)
 static inline const up_rule *rule_for(up *u, carve_node_id id)
 {
     const cv_op_def *def = cv_op_for_node(u->m, id);
-    size_t at = def ? u->rule_at[def - u->row0] : 0;
+    size_t at = def ? u->rule_at[cv_op_row(def)] : 0;
     if (at == 1 + N_RULES)
         return NULL;
     return at && !rules[at - 1].when ? &rules[at - 1] : rule_look(u, id, def);
@@ -836,7 +835,7 @@ carve_status cv_upgrade_run(carve_model *m, carve_upgrade_stats *stats, carve_no
     cv_ids graphs = {0};
     if (!cv_fold_graphs(m, &graphs))
         return cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory upgrading the opset");
-    up u = {.m = m, .from = from, .to = to, .dry = true, .st = st, .row0 = cv_op_at(0)};
+    up u = {.m = m, .from = from, .to = to, .dry = true, .st = st};
     u.rule_at = cv_zalloc(m->ctx, cv_op_count(), "upgrading the opset");
     if (!u.rule_at) {
         cv_ids_free(&graphs);
