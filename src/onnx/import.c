@@ -610,7 +610,16 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
     if (n_defs > UINT32_MAX || gp->n_node > UINT32_MAX)
         return cv_error(CTX, CARVE_ERR_UNSUPPORTED, "graph '%s': more than 2^32 nodes or values",
                         gname ? gname : "(null)");
-    if (!cv_model_reserve(M, g, (uint32_t)gp->n_node, (uint32_t)n_defs, (uint32_t)n_defs))
+    /* the main graph's arrays get room for what lowering adds as well (a
+     * Delegate node for each partition, body values at the partitions'
+     * boundaries: the 1M-node chain ends with 1.33x its nodes, the 1M-node
+     * DAG with 1.63x its values), so the biggest arrays are not copied to
+     * grow: room never written costs address space only */
+    size_t more_nodes = g == 0 ? gp->n_node / 2 : 0, more_values = g == 0 ? n_defs : 0;
+    if (gp->n_node + more_nodes > UINT32_MAX || n_defs + more_values > UINT32_MAX)
+        more_nodes = more_values = 0;
+    if (!cv_model_reserve(M, g, (uint32_t)(gp->n_node + more_nodes), (uint32_t)(n_defs + more_values),
+                          (uint32_t)n_defs))
         return carve_errcode(CTX);
 
     /* 1. initializers and inputs */
