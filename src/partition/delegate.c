@@ -169,39 +169,24 @@ fail:
     return nomem(m);
 }
 
-/* "<delegate>/<name>" (or that with "#k" when taken). With outer_clear
- * the name is made in the arena and defined with one look-up of the body's
- * scope; else made on the stack (cv_value_new keeps the one copy) and
- * looked up in the body's scope and those around it. */
-static carve_value_id body_value(const dctx *d, carve_graph_id body, const char *delegate, size_t dlen,
-                                 carve_value_id like)
+/* "<delegate>/<name>" (or that with "#k" when taken), made in the arena
+ * and kept by the value (cv_value_define: no second copy). The body's own
+ * scope is looked at by the define itself; the scopes around it only
+ * without outer_clear (with it no name there can clash). */
+static carve_value_id body_value(const dctx *d, carve_graph_id body, const char *delegate, carve_value_id like)
 {
     carve_model *m = d->lw->m;
-    const char *vn = m->values[like].name;
-    carve_value_id v = CARVE_NONE;
-    if (d->outer_clear) {
-        const char *nm = cv_arena_join(&m->arena, delegate, "/", vn);
-        if (!nm)
-            return CARVE_NONE;
-        carve_value_id clash;
+    const char *nm = cv_arena_join(&m->arena, delegate, "/", m->values[like].name);
+    if (!nm)
+        return CARVE_NONE;
+    carve_value_id v = CARVE_NONE, clash = CARVE_NONE;
+    if (!d->outer_clear)
+        clash = carve_graph_find_value(m, m->graphs[body].parent, nm);
+    if (clash == CARVE_NONE)
         v = cv_value_define(m, body, nm, &clash);
-        if (v == CARVE_NONE && clash != CARVE_NONE) {
-            const char *un = cv_value_unique_name(m, body, nm);
-            v = un ? cv_value_define(m, body, un, &clash) : CARVE_NONE;
-        }
-    } else {
-        size_t vl = strlen(vn), n = dlen + 1 + vl;
-        char small[256], *buf = n < sizeof small ? small : cv_malloc(n + 1);
-        if (!buf)
-            return CARVE_NONE;
-        memcpy(buf, delegate, dlen);
-        buf[dlen] = '/';
-        memcpy(buf + dlen + 1, vn, vl + 1);
-        carve_value_id clash = carve_graph_find_value(m, body, buf);
-        const char *nm = clash == CARVE_NONE ? buf : cv_value_unique_name(m, body, buf);
-        v = nm ? cv_value_new(m, body, nm) : CARVE_NONE;
-        if (buf != small)
-            cv_free(buf);
+    if (v == CARVE_NONE && clash != CARVE_NONE) {
+        const char *un = cv_value_unique_name(m, body, nm);
+        v = un ? cv_value_define(m, body, un, &clash) : CARVE_NONE;
     }
     if (v != CARVE_NONE)
         m->values[v].type = m->values[like].type;
@@ -282,7 +267,6 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     if (!base || !cv_names_give(m, dn))
         return nomem(m);
     const char *dname = m->nodes[dn].name;
-    size_t dlen = strlen(dname);
     carve_graph_id body = cv_graph_new(m, d->g, dname);
     if (body == CARVE_NONE)
         return carve_errcode(m->ctx);
@@ -298,7 +282,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     carve_status st = CARVE_OK;
     for (uint32_t i = 0; i < lp->inputs.n && !st; i++) {
         carve_value_id v = lp->inputs.v[i];
-        carve_value_id bv = body_value(d, body, dname, dlen, v);
+        carve_value_id bv = body_value(d, body, dname, v);
         if (bv == CARVE_NONE) {
             st = nomem(m);
             break;
@@ -310,7 +294,7 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     }
     for (uint32_t i = 0; i < lp->outputs.n && !st; i++) {
         carve_value_id v = lp->outputs.v[i];
-        carve_value_id iv = body_value(d, body, dname, dlen, v);
+        carve_value_id iv = body_value(d, body, dname, v);
         if (iv == CARVE_NONE) {
             st = nomem(m);
             break;

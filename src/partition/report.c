@@ -1,368 +1,46 @@
 /* report.c: the lowering report (JSON, docs/report.md) and its human
- * summary. One entry per node of the input model: where it went, why, and
- * what it was decomposed into. */
+ * summary: what the report says. One entry per node of the input model
+ * (where it went, why, what it was decomposed into, its graph, level and
+ * values), the partitions, graphs, counts, folding and recompositions,
+ * and the carve_report_* calls. The JSON itself is written by the
+ * streaming writer of json_writer.h / json_writer.c. */
 #define _POSIX_C_SOURCE 200809L
 #include "partition.h"
 
 #include "../io/files.h"
+#include "json_writer.h"
 
 #include <errno.h>
-#include <locale.h>
-#include <math.h>
-#include <pthread.h>
-
 #include <stdlib.h>
 #include <string.h>
 
 #define REPORT_SCHEMA 2
 
-/* A streaming JSON writer: the report of a 100,000-node model is built in
- * a few milliseconds (a tree of cJSON objects took 30x longer). */
-typedef struct {
-    cv_buf b;
-    bool first; /* no comma before the next member */
-    /* the last reason message written, and where its JSON is in b: most
-     * nodes on CPU share their message with the one before */
-    const char *memo;
-    size_t memo_at, memo_n;
-    /* where each name already written is in b, as offset << 24 | length of
-     * its quoted JSON: nodes' names at [0, n_nodes), then values' (a name
-     * is written a few times over: as a node's output, then as inputs, in
-     * the partitions' lists); 0 while not written yet */
-    uint64_t *at;
-    uint32_t n_nodes, n_values;
-    /* the same for strings met by pointer (ops, graph names, codes):
-     * direct-mapped on the address */
-    struct {
-        const char *s;
-        uint64_t at;
-    } seen[64];
-} jw;
-
-/* Bytes JSON strings must escape: '"', '\\' and the controls below 0x20. */
-static const unsigned char needs_escape[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    ['"'] = 1, ['\\'] = 1,
-};
-
-/* Whether the eight bytes at s hold one JSON must escape: bytes below
- * 0x20, '"' and '\\' found with word arithmetic. */
-static inline bool word_escape(uint64_t x)
-{
-    const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
-    uint64_t q = x ^ (lo * '"'), b = x ^ (lo * '\\');
-    return (((x - lo * 0x20) & ~x & hi) | ((q - lo) & ~q & hi) | ((b - lo) & ~b & hi)) != 0;
-}
-
-/* The eight bytes at p, those from n on counted as 'a' (n < 8). */
-static inline uint64_t word_head(const char *p, size_t n)
-{
-    uint64_t x, keep = ~(uint64_t)0 >> 1 >> (63 - 8 * n); /* two shifts: n = 0 keeps none (a shift by 64 is undefined) */
-    memcpy(&x, p, 8);
-    return (x & keep) | (0x6161616161616161ull & ~keep);
-}
-
-/* A string of up to 16 bytes that needs no escaping (nearly every name),
- * without a call: copied, then the copy checked in two words (the
- * buffer's bytes may be read past the end, the string's may not). False:
- * not such a string, nothing written. */
-static inline __attribute__((always_inline)) bool jstr_short(jw *w, const char *s, size_t len)
-{
-    size_t k = w->b.n;
-    if (len > 16 || k + len + 19 > w->b.cap)
-        return false;
-    char *o = w->b.s + k;
-    cv_copy_small(o + 1, s, len);
-    uint64_t x0, x1 = 0x6161616161616161ull;
-    if (len < 8) {
-        x0 = word_head(o + 1, len);
-    } else {
-        memcpy(&x0, o + 1, 8);
-        if (len < 16)
-            x1 = word_head(o + 9, len - 8);
-        else
-            memcpy(&x1, o + 9, 8);
-    }
-    if (word_escape(x0) || word_escape(x1))
-        return false;
-    o[0] = '"';
-    o[len + 1] = '"';
-    o[len + 2] = 0;
-    w->b.n = k + len + 2;
-    return true;
-}
-
-static void jstr_n(jw *w, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    /* Names almost never need escaping: the string is copied, then the
-     * copy checked eight bytes a step (as jstr_short does). */
-    if (!cv_buf_reserve(&w->b, len + 10))
-        return;
-    char *o = w->b.s + w->b.n;
-    o[0] = '"';
-    cv_copy_small(o + 1, s, len);
-    bool esc = false;
-    for (size_t i = 0; i < len && !esc; i += 8) {
-        uint64_t x;
-        memcpy(&x, o + 1 + i, 8);
-        if (len - i < 8)
-            x = word_head(o + 1 + i, len - i);
-        esc = word_escape(x);
-    }
-    if (!esc) {
-        o[len + 1] = '"';
-        o[len + 2] = 0;
-        w->b.n += len + 2;
-        return;
-    }
-    if (!cv_buf_reserve(&w->b, 6 * len + 2)) /* room for the worst case: one pass, no checks */
-        return;
-    o = w->b.s + w->b.n;
-    *o++ = '"';
-    const unsigned char *p = (const unsigned char *)s, *end = p + len, *run = p;
-    for (; p < end; p++) {
-        if (!needs_escape[*p])
-            continue;
-        memcpy(o, run, (size_t)(p - run)); /* a run that needs no escaping, in one copy */
-        o += p - run;
-        run = p + 1;
-        if (*p == '"' || *p == '\\') {
-            *o++ = '\\';
-            *o++ = (char)*p;
-        } else {
-            memcpy(o, "\\u00", 4);
-            o[4] = hex[*p >> 4];
-            o[5] = hex[*p & 15];
-            o += 6;
-        }
-    }
-    memcpy(o, run, (size_t)(p - run));
-    o += p - run;
-    *o++ = '"';
-    *o = 0;
-    w->b.n = (size_t)(o - w->b.s);
-}
-
-static inline __attribute__((always_inline)) void jstr(jw *w, const char *s)
-{
-    size_t len = strlen(s);
-    if (!jstr_short(w, s, len))
-        jstr_n(w, s, len);
-}
-
-/* A string written before, at `at` (offset << 24 | length): copied from
- * there, already quoted and escaped. */
-static inline void jcopy(jw *w, uint64_t at)
-{
-    size_t off = (size_t)(at >> 24), n = (size_t)(at & 0xffffff), k = w->b.n;
-    if (k + n + 17 > w->b.cap && !cv_buf_grow(&w->b, n + 16))
-        return;
-    char *s = w->b.s;
-    if (n <= 16 && off + 16 <= k)
-        memcpy(s + k, s + off, 16); /* one move: the bytes after it are overwritten next */
-    else
-        memcpy(s + k, s + off, n);
-    s[k + n] = 0;
-    w->b.n = k + n;
-}
-
-/* jstr, noting where the string went in *at (unless it is too long). */
-static inline __attribute__((always_inline)) void jstr_at(jw *w, const char *s, uint64_t *at)
-{
-    size_t from = w->b.n;
-    jstr(w, s);
-    size_t n = w->b.n - from;
-    if (!w->b.failed && n < ((size_t)1 << 24))
-        *at = (uint64_t)from << 24 | n;
-}
-
-/* A node's name, a value's name (CARVE_NONE: ""), a string seen by its
- * address: copied from where it was first written. */
-static inline void jnode(jw *w, const carve_model *m, carve_node_id id)
-{
-    if (id < w->n_nodes && w->at[id])
-        jcopy(w, w->at[id]);
-    else if (id < w->n_nodes)
-        jstr_at(w, m->nodes[id].name, &w->at[id]);
-    else
-        jstr(w, m->nodes[id].name);
-}
-static inline void jvalue(jw *w, const carve_model *m, carve_value_id v)
-{
-    uint64_t *at = v < w->n_values ? &w->at[(size_t)w->n_nodes + v] : NULL;
-    if (v == CARVE_NONE)
-        jstr_n(w, "", 0);
-    else if (at && *at)
-        jcopy(w, *at);
-    else if (at)
-        jstr_at(w, m->values[v].name, at);
-    else
-        jstr(w, m->values[v].name);
-}
-static void jconst_new(jw *w, const char *s, size_t h)
-{
-    uint64_t at = 0;
-    jstr_at(w, s, &at);
-    w->seen[h].s = at ? s : NULL;
-    w->seen[h].at = at;
-}
-static inline __attribute__((always_inline)) void jconst(jw *w, const char *s)
-{
-    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 58); /* Fibonacci hashing: 64 slots */
-    if (w->seen[h].s == s)
-        jcopy(w, w->seen[h].at);
-    else
-        jconst_new(w, s, h);
-}
-
-/* jstr of a reason message: the same text as the last one is copied from
- * where it was written. */
-static void jstr_memo(jw *w, const char *s)
-{
-    if (w->memo && w->memo_n && !strcmp(s, w->memo) && cv_buf_reserve(&w->b, w->memo_n)) {
-        memcpy(w->b.s + w->b.n, w->b.s + w->memo_at, w->memo_n);
-        w->b.n += w->memo_n;
-        w->b.s[w->b.n] = 0;
-        return;
-    }
-    size_t at = w->b.n;
-    jstr(w, s);
-    w->memo = s;
-    w->memo_at = at;
-    w->memo_n = w->b.n - at;
-}
-
-static void jsep(jw *w)
-{
-    if (!w->first)
-        cv_buf_put(&w->b, ",", 1);
-    w->first = false;
-}
-/* A key with its quotes, colon and the comma before it, pre-made: `,"k":`
- * (n bytes; the comma is left out after an opening bracket). Keys are
- * carve's own names: nothing in them needs escaping. */
-static inline __attribute__((always_inline)) void jkey_n(jw *w, const char *k, size_t n)
-{
-    if (!cv_buf_reserve(&w->b, n))
-        return;
-    size_t f = w->first;
-    memcpy(w->b.s + w->b.n, k + f, n); /* n bytes whatever f: one move (k has its NUL after them) */
-    w->b.n += n - f;
-    w->b.s[w->b.n] = 0;
-    w->first = false;
-}
-#define JKEY(w, k) jkey_n((w), ",\"" k "\":", sizeof(k) + 3)
-#define JKEY_OPEN(w, k, c) (jkey_n((w), ",\"" k "\":" c, sizeof(k) + 4), (w)->first = true)
-/* A key known only at run time (a reason code, a guard name: nothing to
- * escape). */
-static void jkey(jw *w, const char *k)
-{
-    jsep(w);
-    jstr(w, k);
-    cv_buf_put(&w->b, ":", 1);
-}
-static void jopen(jw *w, char c)
-{
-    cv_buf_put(&w->b, &c, 1);
-    w->first = true;
-}
-static void jclose(jw *w, char c)
-{
-    cv_buf_put(&w->b, &c, 1);
-    w->first = false;
-}
-/* Members with literal keys. */
-#define jkv_str(w, k, v) (JKEY(w, k), jstr((w), (v)))
-#define jkv_num(w, k, v) (JKEY(w, k), jnum((w), (v)))
-/* Numbers in the "C" locale whatever the host program set (a decimal comma
- * would break the JSON): uselocale() changes the calling thread only. */
-static locale_t c_locale;
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static void make_c_locale(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
-
-/* A whole number in decimal, without printf. */
-static void jint(jw *w, uint64_t a, bool minus)
-{
-    static const char two[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                              "8081828384858687888990919293949596979899";
-    if (!cv_buf_reserve(&w->b, 24))
-        return;
-    char *o = w->b.s + w->b.n;
-    if (minus)
-        *o++ = '-';
-    if (a < 100) { /* levels, partition indices: most numbers here */
-        o[0] = two[2 * a + (a < 10)], o[1] = two[2 * a + 1], o[1 + (a >= 10)] = 0;
-        w->b.n = (size_t)(o + 1 + (a >= 10) - w->b.s);
-        return;
-    }
-    size_t nd = 3; /* digits: written back to front, straight into the buffer */
-    for (uint64_t t = 1000; nd < 20 && a >= t; t *= 10)
-        nd++;
-    char *p = o + nd;
-    for (; a >= 100; a /= 100) {
-        p -= 2;
-        memcpy(p, two + 2 * (a % 100), 2);
-    }
-    if (a >= 10)
-        memcpy(p - 2, two + 2 * a, 2);
-    else
-        p[-1] = (char)('0' + a);
-    o[nd] = 0;
-    w->b.n = (size_t)(o + nd - w->b.s);
-}
-
-static void jnum(jw *w, double v)
-{
-    /* whole numbers under a million (counts, levels, indices: nearly every
-     * number here) print as "%.6g" prints them, without printf */
-    if (v > -1e6 && v < 1e6 && v == (double)(int32_t)v && (v != 0 || !signbit(v))) {
-        int32_t x = (int32_t)v;
-        jint(w, x < 0 ? (uint32_t)0 - (uint32_t)x : (uint32_t)x, x < 0);
-        return;
-    }
-    pthread_once(&c_locale_once, make_c_locale);
-    locale_t old = c_locale ? uselocale(c_locale) : (locale_t)0;
-    cv_buf_printf(&w->b, "%.6g", v);
-    if (old)
-        uselocale(old);
-}
-
-/* A count as jnum writes it (a million and more in "%.6g"). */
-static void jcount(jw *w, uint32_t x)
-{
-    if (x < 1000000)
-        jint(w, x, false);
-    else
-        jnum(w, x);
-}
-
 /* Partitions are numbered model-wide in the report: index_of[delegate]. */
-static void placement(jw *w, const cv_lower *lw, const uint32_t *index_of, carve_node_id id)
+static void placement(cv_jw *w, const cv_lower *lw, const uint32_t *index_of, carve_node_id id)
 {
     const cv_lnode *l = &lw->ln[id];
     JKEY(w, "placement");
     if (l->part != CARVE_NONE && l->delegate != CARVE_NONE)
-        jint(w, index_of[l->delegate], false);
+        cv_jint(w, index_of[l->delegate], false);
     else
         jconst(w, "cpu");
 }
 
-static void reason(jw *w, const cv_lnode *l)
+static void reason(cv_jw *w, const cv_lnode *l)
 {
     JKEY(w, "reason");
     jopen(w, '{');
     JKEY(w, "code");
     jconst(w, cv_reason_code(l->reason));
     JKEY(w, "message");
-    jstr_memo(w, l->msg ? l->msg : "");
+    cv_jstr_memo(w, l->msg ? l->msg : "");
     jclose(w, '}');
 }
 
 /* With several targets: the target a delegated node is on, and every
  * target before it (all of them for a node on CPU) with its reason. */
-static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
+static void targets_of(cv_jw *w, const cv_lower *lw, carve_node_id id)
 {
     if (lw->n_t < 2)
         return;
@@ -385,14 +63,14 @@ static void targets_of(jw *w, const cv_lower *lw, carve_node_id id)
         JKEY(w, "code");
         jconst(w, cv_reason_code(r->reason));
         JKEY(w, "message");
-        jstr_memo(w, r->msg ? r->msg : "");
+        cv_jstr_memo(w, r->msg ? r->msg : "");
         jclose(w, '}');
     }
     jclose(w, ']');
 }
 
 /* One target's entry of "target" / "targets". */
-static void target_obj(jw *w, const cv_lower *lw, uint32_t ti)
+static void target_obj(cv_jw *w, const cv_lower *lw, uint32_t ti)
 {
     char hash[32];
     jopen(w, '{');
@@ -409,7 +87,7 @@ static void target_obj(jw *w, const cv_lower *lw, uint32_t ti)
 }
 
 /* The live nodes made from input node id (decomposition and folding). */
-static void pieces(jw *w, const cv_lower *lw, const uint32_t *index_of, const uint32_t *piece_start,
+static void pieces(cv_jw *w, const cv_lower *lw, const uint32_t *index_of, const uint32_t *piece_start,
                    const uint32_t *pieces_of, carve_node_id id, uint32_t *delegated, uint32_t *on_cpu)
 {
     const carve_model *m = lw->m;
@@ -436,7 +114,7 @@ static void pieces(jw *w, const cv_lower *lw, const uint32_t *index_of, const ui
 }
 
 /* The "folding" section: what carve_fold did before partitioning. */
-static void folding(jw *w, const cv_lower *lw)
+static void folding(cv_jw *w, const cv_lower *lw)
 {
     const carve_fold_stats *f = &lw->fold;
     JKEY(w, "folding");
@@ -455,8 +133,8 @@ static void folding(jw *w, const cv_lower *lw)
         JKEY(w, "refused");
         jopen(w, '{');
         for (int g = 0; g < CARVE_GUARD_COUNT; g++) {
-            jkey(w, carve_fold_guard_name((carve_fold_guard)g));
-            jnum(w, f->refused[g]);
+            cv_jkey(w, carve_fold_guard_name((carve_fold_guard)g));
+            cv_jnum(w, f->refused[g]);
         }
         jclose(w, '}');
         jkv_num(w, "if_inlined", f->if_inlined);
@@ -473,7 +151,7 @@ static void folding(jw *w, const cv_lower *lw)
 /* The "recomposed" section: each pattern recomposition matched, the nodes
  * it took and the node it made (whose placement the nodes list gives under
  * the last member's replaced_by). */
-static void recomposed(jw *w, const cv_lower *lw)
+static void recomposed(cv_jw *w, const cv_lower *lw)
 {
     const carve_model *m = lw->m;
     const cv_recomp_cfg *rc = &lw->recomp;
@@ -603,7 +281,7 @@ carve_status cv_report_io_take(cv_lower *lw)
 
 /* A list of value names after its key and `[` (JKEY_OPEN): names written
  * before copied with their comma, the write position in a local. */
-static void value_names(jw *w, const carve_model *m, const carve_value_id *v, uint32_t n)
+static void value_names(cv_jw *w, const carve_model *m, const carve_value_id *v, uint32_t n)
 {
     char *s = w->b.s;
     size_t k = w->b.n, cap = w->b.cap;
@@ -630,7 +308,7 @@ static void value_names(jw *w, const carve_model *m, const carve_value_id *v, ui
 }
 
 /* "graph", "level", "inputs", "outputs" and "subgraphs" of input node id. */
-static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
+static void node_io(cv_jw *w, const cv_lower *lw, carve_node_id id)
 {
     const carve_model *m = lw->m;
     const struct cv_report_io *io = lw->io;
@@ -673,7 +351,7 @@ static void node_io(jw *w, const cv_lower *lw, carve_node_id id)
 
 /* "graphs": the input model's graphs, each subgraph with the node and
  * attribute holding it. */
-static void graphs(jw *w, const cv_lower *lw)
+static void graphs(cv_jw *w, const cv_lower *lw)
 {
     const carve_model *m = lw->m;
     uint32_t ng = lw->io ? lw->io->n_graphs : 1;
@@ -694,7 +372,7 @@ static void graphs(jw *w, const cv_lower *lw)
 }
 
 /* "counts": the summary's figures (the human summary says the same). */
-static void counts(jw *w, const cv_lower *lw, uint32_t delegated, uint32_t on_cpu, uint32_t decomposed,
+static void counts(cv_jw *w, const cv_lower *lw, uint32_t delegated, uint32_t on_cpu, uint32_t decomposed,
                    uint32_t folded, const uint32_t *reasons)
 {
     JKEY(w, "counts");
@@ -709,8 +387,8 @@ static void counts(jw *w, const cv_lower *lw, uint32_t delegated, uint32_t on_cp
     jopen(w, '{');
     for (int c = 1; c < CV_R_COUNT; c++)
         if (reasons[c]) {
-            jkey(w, cv_reason_code((cv_reason)c));
-            jnum(w, reasons[c]);
+            cv_jkey(w, cv_reason_code((cv_reason)c));
+            cv_jnum(w, reasons[c]);
         }
     jclose(w, '}');
     jclose(w, '}');
@@ -728,7 +406,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
     /* names cached: the input model's nodes and values (what lowering
      * made lies mostly inside Delegate bodies, which the report never
      * names) */
-    jw w = {.first = true, .n_nodes = lw->n_orig, .n_values = lw->io ? lw->io->n_values : m->n_values};
+    cv_jw w = {.first = true, .n_nodes = lw->n_orig, .n_values = lw->io ? lw->io->n_values : m->n_values};
     size_t n_at = (size_t)w.n_nodes + w.n_values + 1;
     w.at = cv_malloc(n_at * sizeof *w.at);
     if (!index_of || !piece_start || !pieces_of || !r || !sum || !w.at)
@@ -868,7 +546,7 @@ carve_status cv_report_build(cv_lower *lw, carve_report **out)
         jclose(&w, ']');
         JKEY(&w, "boundary_bytes");
         if (known)
-            jint(&w, bytes, false);
+            cv_jint(&w, bytes, false);
         else
             cv_buf_puts(&w.b, "null");
         /* the Delegate's `encodings` attribute as it is (JSON already) */
