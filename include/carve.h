@@ -688,6 +688,12 @@ carve_status carve_lower_targets(carve_model *m, const carve_target *const *targ
 const char *carve_report_json(carve_report *r);
 /* A few lines for humans: nodes delegated, partitions, rounds, reasons. */
 const char *carve_report_summary(carve_report *r);
+/* Frees the JSON text once it has been written (carve_outputs_add_report
+ * has its bytes; a 1M-node model's report is about 170 MB, memory the
+ * model's saving can then use again). carve_report_json then returns
+ * NULL and carve_outputs_add_report refuses the report; the summary
+ * stays. NULL, or a second call, is a no-op. */
+void carve_report_drop_json(carve_report *r);
 /* Frees r and its JSON and summary texts; NULL is a no-op. */
 void carve_report_free(carve_report *r);
 

@@ -236,6 +236,9 @@ int cmd_lower(int argc, char **argv)
         }
         s = carve_outputs_add_partitions_opts(o, m, export_dir, &xo, &n_parts);
     }
+    /* the report is written (and the map made from it): its memory is the
+     * model's to use while it is saved */
+    carve_report_drop_json(rep);
     carve_save_opts so = {ext, 0};
     if (!s)
         s = carve_outputs_add_model(o, m, out, &so); /* last: renamed after the others */

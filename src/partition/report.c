@@ -651,9 +651,10 @@ carve_status carve_outputs_add_report(carve_outputs *o, carve_report *r, const c
     if (!o)
         return CARVE_ERR_NOMEM;
     carve_ctx *ctx = cv_outputs_ctx(o);
-    if (!r) {
+    if (!r || !r->json) {
         cv_outputs_fail(o);
-        return cv_error(ctx, CARVE_ERR_ARG, "%s: no report to write", path ? path : "");
+        return cv_error(ctx, CARVE_ERR_ARG, "%s: %s", path ? path : "",
+                        r ? "the report's JSON was dropped (carve_report_drop_json)" : "no report to write");
     }
     FILE *f = cv_outputs_open(o, path, "report");
     if (!f)
@@ -666,6 +667,15 @@ carve_status carve_outputs_add_report(carve_outputs *o, carve_report *r, const c
     return CARVE_OK;
 }
 const char *carve_report_summary(carve_report *r) { return r->summary; }
+
+void carve_report_drop_json(carve_report *r)
+{
+    if (!r)
+        return;
+    cv_free(r->json);
+    r->json = NULL;
+    r->json_n = 0;
+}
 
 void carve_report_free(carve_report *r)
 {

@@ -5,7 +5,9 @@
  * list and in the partitions' boundaries; the raw text holds no control
  * byte but the newlines between entries, and the escapes are JSON's.
  * carve_outputs_add_report writes the JSON and a newline, or refuses a
- * path that is not a file, naming it and leaving nothing behind. */
+ * path that is not a file, naming it and leaving nothing behind;
+ * carve_report_drop_json frees the JSON and keeps the summary, and a
+ * dropped report is refused. */
 #define _POSIX_C_SOURCE 200809L
 #include "lowertest.h"
 
@@ -152,6 +154,24 @@ static void report_written_to_a_set(void)
              "a folder refused: %d %s", s, carve_errmsg(ctx));
     OT_CHECK(carve_outputs_add_report(o, NULL, path) != CARVE_OK, "no report refused");
     carve_outputs_free(o);
+    /* the JSON dropped once written: gone, the summary kept, the report
+     * refused by a set with a message saying why, no file made */
+    char *summary = strdup(carve_report_summary(rep));
+    carve_report_drop_json(rep);
+    carve_report_drop_json(rep); /* a second call: a no-op */
+    carve_report_drop_json(NULL);
+    OT_CHECK(carve_report_json(rep) == NULL, "the JSON is gone once dropped");
+    OT_CHECK(!strcmp(carve_report_summary(rep), summary), "the summary stays: %s", carve_report_summary(rep));
+    free(summary);
+    char path2[80];
+    snprintf(path2, sizeof path2, "%s/r2.json", dir);
+    o = carve_outputs_new(ctx);
+    s = carve_outputs_add_report(o, rep, path2);
+    OT_CHECK(s == CARVE_ERR_ARG && strstr(carve_errmsg(ctx), path2) && strstr(carve_errmsg(ctx), "dropped"),
+             "a dropped report refused, named: %d %s", s, carve_errmsg(ctx));
+    OT_CHECK(carve_outputs_commit(o) != CARVE_OK, "the set does not commit");
+    carve_outputs_free(o);
+    OT_CHECK(access(path2, F_OK) != 0, "no file made for the dropped report");
     unlink(path);
     OT_CHECK(rmdir(dir) == 0, "nothing left behind in %s", dir);
     carve_report_free(rep);
