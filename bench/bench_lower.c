@@ -310,6 +310,17 @@ static double exponent(double t0, double n0, double t1, double n1)
     return n1 > n0 && t0 > 0 ? log(t1 / t0) / log(n1 / n0) : NAN;
 }
 
+/* s as a whole decimal number, or -1 (empty, a sign, other characters,
+ * or more than 18 digits). */
+static long long whole_number(const char *s)
+{
+    long long v = 0;
+    size_t n = 0;
+    for (; s[n] >= '0' && s[n] <= '9' && n < 18; n++)
+        v = v * 10 + (s[n] - '0');
+    return n && !s[n] ? v : -1;
+}
+
 int main(int argc, char **argv)
 {
     uint32_t max = 1000000;
@@ -317,15 +328,25 @@ int main(int argc, char **argv)
     bool whole = true, keep = false;
     int runs = 3;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--max") && i + 1 < argc)
-            max = (uint32_t)strtoul(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--shape") && i + 1 < argc)
+        if (!strcmp(argv[i], "--max") && i + 1 < argc) {
+            long long v = whole_number(argv[++i]);
+            if (v < 1000 || v > 1000000) {
+                fprintf(stderr, "bench_lower: --max takes a whole number from 1000 to 1000000, not '%s'\n", argv[i]);
+                return 2;
+            }
+            max = (uint32_t)v;
+        } else if (!strcmp(argv[i], "--shape") && i + 1 < argc)
             which = argv[++i];
         else if (!strcmp(argv[i], "--carve") && i + 1 < argc)
             carve_bin = argv[++i];
-        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
-            runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--keep"))
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+            long long v = whole_number(argv[++i]);
+            if (v < 1 || v > 16) {
+                fprintf(stderr, "bench_lower: --runs takes 1 to 16, not '%s'\n", argv[i]);
+                return 2;
+            }
+            runs = (int)v;
+        } else if (!strcmp(argv[i], "--keep"))
             keep = true;
         else if (!strcmp(argv[i], "--in-memory"))
             whole = false;
@@ -335,8 +356,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (runs < 1 || runs > 16) {
-        fprintf(stderr, "bench_lower: --runs takes 1 to 16\n");
+    if (strcmp(which, "all") && strcmp(which, "chain") && strcmp(which, "dag") && strcmp(which, "transformer")) {
+        fprintf(stderr, "bench_lower: --shape takes chain, dag, transformer or all, not '%s'\n", which);
         return 2;
     }
     /* the carve binary: beside this one's folder (build/bench/.. = build) */
