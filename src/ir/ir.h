@@ -136,6 +136,12 @@ uint32_t cv_strmap_get(const cv_strmap *m, const char *key);      /* CARVE_NONE 
 bool cv_strmap_add(cv_strmap *m, const char *key, uint32_t val, uint32_t *old);
 /* Room for n keys in all without growing (a loader knows its counts). */
 bool cv_strmap_reserve(cv_strmap *m, uint32_t n);
+/* Starts loading the slot a look-up or add of key would read first, for a
+ * loop over many keys that does that a few keys later: a map bigger than
+ * the caches (a 1M-name scope is 32 MB) costs a memory miss per key. */
+void cv_strmap_prefetch(const cv_strmap *m, const char *key);
+/* How many keys ahead such a loop prefetches. */
+enum { CV_STRMAP_AHEAD = 8 };
 void cv_strmap_del(cv_strmap *m, const char *key);
 /* Deletes key only while it maps to val (one lookup, not get then del). */
 void cv_strmap_del_if(cv_strmap *m, const char *key, uint32_t val);

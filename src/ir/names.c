@@ -139,6 +139,8 @@ carve_status cv_names_assign(carve_model *m)
     ok = state != NULL;
     for (uint32_t i = 0; i < n_new && ok; i++) {
         uint32_t holder;
+        if (i + CV_STRMAP_AHEAD < n_new)
+            cv_strmap_prefetch(&m->node_names, keys[i + CV_STRMAP_AHEAD].base);
         ok = cv_strmap_add(&m->node_names, keys[i].base, keys[i].id, &holder);
         if (!ok || holder == CARVE_NONE) {
             state[i] = CLAIMED;

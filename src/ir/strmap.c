@@ -168,6 +168,14 @@ bool cv_strmap_put(cv_strmap *m, const char *key, uint32_t val)
     return true;
 }
 
+void cv_strmap_prefetch(const cv_strmap *m, const char *key)
+{
+    if (!m->cap)
+        return;
+    size_t n;
+    __builtin_prefetch(&m->slots[tag_of(key, &n) & (m->cap - 1)]);
+}
+
 /* The slot of key, or CARVE_NONE. */
 static inline uint32_t find(const cv_strmap *m, const char *key)
 {

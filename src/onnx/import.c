@@ -684,6 +684,11 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
             nd->domain = "";
         if (!raw_unknown(im, &nd->raw, &np->base))
             return nomem(im);
+        if (i + CV_STRMAP_AHEAD < gp->n_node) { /* the scope's slots a few nodes on */
+            const Onnx__NodeProto *ahead = gp->node[i + CV_STRMAP_AHEAD];
+            for (size_t j = 0; j < ahead->n_output; j++)
+                cv_strmap_prefetch(&M->graphs[g].scope, ahead->output[j]);
+        }
         for (size_t j = 0; j < np->n_output; j++) {
             if (!*np->output[j])
                 continue;
@@ -704,6 +709,11 @@ static carve_status import_graph(imp *im, const Onnx__GraphProto *gp, carve_grap
         for (size_t j = 0; j < np->n_attribute; j++)
             if ((s = import_attr(im, n, np->attribute[j], np, i, depth)))
                 return s;
+        if (i + CV_STRMAP_AHEAD < gp->n_node) {
+            const Onnx__NodeProto *ahead = gp->node[i + CV_STRMAP_AHEAD];
+            for (size_t j = 0; j < ahead->n_input; j++)
+                cv_strmap_prefetch(&M->graphs[g].scope, ahead->input[j]);
+        }
         for (size_t j = 0; j < np->n_input; j++) {
             if (!*np->input[j])
                 continue;
