@@ -316,6 +316,12 @@ static carve_status build_one(dctx *d, cv_lpart *lp)
     for (uint32_t i = 0; i < lp->nodes.n && !st; i++) {
         carve_node_id id = lp->nodes.v[i];
         cv_node *n = &m->nodes[id];
+        if (i + CV_STRMAP_AHEAD < lp->nodes.n) { /* the outer scope's slots a few nodes on */
+            const cv_node *a = &m->nodes[lp->nodes.v[i + CV_STRMAP_AHEAD]];
+            for (uint32_t k = 0; k < a->n_out; k++)
+                if (a->out[k] != CARVE_NONE)
+                    cv_strmap_prefetch(&m->graphs[d->g].scope, m->values[a->out[k]].name);
+        }
         for (uint32_t k = 0; k < n->n_in; k++)
             if (n->in[k] != CARVE_NONE && n->in[k] < d->n_stamp && (d->stamp[n->in[k]] & REMAP))
                 n->in[k] = d->stamp[n->in[k]] & ~REMAP;
