@@ -19,6 +19,7 @@
  */
 #define _DEFAULT_SOURCE
 #include "carve.h"
+#include "cli.h" /* cli_parse_u64: the CLI's whole-number parser */
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -310,17 +311,6 @@ static double exponent(double t0, double n0, double t1, double n1)
     return n1 > n0 && t0 > 0 ? log(t1 / t0) / log(n1 / n0) : NAN;
 }
 
-/* s as a whole decimal number, or -1 (empty, a sign, other characters,
- * or more than 18 digits). */
-static long long whole_number(const char *s)
-{
-    long long v = 0;
-    size_t n = 0;
-    for (; s[n] >= '0' && s[n] <= '9' && n < 18; n++)
-        v = v * 10 + (s[n] - '0');
-    return n && !s[n] ? v : -1;
-}
-
 int main(int argc, char **argv)
 {
     uint32_t max = 1000000;
@@ -329,8 +319,8 @@ int main(int argc, char **argv)
     int runs = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--max") && i + 1 < argc) {
-            long long v = whole_number(argv[++i]);
-            if (v < 1000 || v > 1000000) {
+            uint64_t v = 0;
+            if (!cli_parse_u64(argv[++i], 1000000, &v) || v < 1000) {
                 fprintf(stderr, "bench_lower: --max takes a whole number from 1000 to 1000000, not '%s'\n", argv[i]);
                 return 2;
             }
@@ -340,8 +330,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--carve") && i + 1 < argc)
             carve_bin = argv[++i];
         else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
-            long long v = whole_number(argv[++i]);
-            if (v < 1 || v > 16) {
+            uint64_t v = 0;
+            if (!cli_parse_u64(argv[++i], 16, &v) || v < 1) {
                 fprintf(stderr, "bench_lower: --runs takes 1 to 16, not '%s'\n", argv[i]);
                 return 2;
             }
