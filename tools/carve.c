@@ -11,15 +11,16 @@ static const struct {
     const char *name;
     int (*run)(int, char **);
     const char *summary;
+    bool pad_heap; /* the heap grows in large steps (malloc_in_huge_pages) */
 } commands[] = {
-    {"inspect", cmd_inspect, "show a model's inputs, outputs, opsets, ops and node names"},
-    {"lower", cmd_lower, "lower a model for a target: delegate partitions, CPU fallback, report"},
-    {"check", cmd_check, "lower, run both models on the same inputs and compare the outputs"},
-    {"run", cmd_run, "run a model on carve's reference CPU kernels"},
-    {"targets", cmd_targets, "list the built-in target profiles, their ops and rules"},
-    {"report", cmd_report, "write a lowering report's partition map: one self-contained HTML page"},
-    {"fold", cmd_fold, "fold constants and constant-only subgraphs, write the folded model"},
-    {"qdq", cmd_qdq, "apply an AIMET encodings file to a float model as Q/DQ pairs"},
+    {"inspect", cmd_inspect, "show a model's inputs, outputs, opsets, ops and node names", false},
+    {"lower", cmd_lower, "lower a model for a target: delegate partitions, CPU fallback, report", true},
+    {"check", cmd_check, "lower, run both models on the same inputs and compare the outputs", false},
+    {"run", cmd_run, "run a model on carve's reference CPU kernels", false},
+    {"targets", cmd_targets, "list the built-in target profiles, their ops and rules", false},
+    {"report", cmd_report, "write a lowering report's partition map: one self-contained HTML page", false},
+    {"fold", cmd_fold, "fold constants and constant-only subgraphs, write the folded model", false},
+    {"qdq", cmd_qdq, "apply an AIMET encodings file to a float model as Q/DQ pairs", false},
 };
 
 static void help(FILE *f)
@@ -44,7 +45,8 @@ static void help(FILE *f)
  * process starts). Each is added unless the user named it already:
  *  - glibc.malloc.hugetlb=1, every command: malloc's memory is advised to
  *    use transparent huge pages;
- *  - glibc.malloc.top_pad=64 MiB, `lower` only: the heap grows in large
+ *  - glibc.malloc.top_pad=64 MiB, for the commands marked pad_heap (`lower`
+ *    only, the one measured to gain): the heap grows in large
  *    steps, because a huge page needs a whole aligned 2 MiB inside the
  *    heap's mapping, and a heap grown by what each call asks is mostly
  *    4 KiB pages (43k DAG: 4,100 faults with hugetlb alone, about 500 with
@@ -67,7 +69,7 @@ static void malloc_in_huge_pages(int argc, char **argv)
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     static const struct {
         const char *name, *value;
-        bool lower_only;
+        bool pad_only; /* for the commands marked pad_heap */
     } add[] = {
         {"glibc.malloc.hugetlb", "1", false},
         {"glibc.malloc.top_pad", "67108864", true},
@@ -85,11 +87,13 @@ static void malloc_in_huge_pages(int argc, char **argv)
     }
     if (!strstr(mode, "[always]") && !strstr(mode, "[madvise]"))
         return;
-    bool lower = argc > 1 && !strcmp(argv[1], "lower");
+    bool pad = false;
+    for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof *commands; i++)
+        pad |= commands[i].pad_heap && !strcmp(argv[1], commands[i].name);
     char v[4096];
     int n = snprintf(v, sizeof v, "%s", t ? t : "");
     for (size_t i = 0; i < sizeof add / sizeof *add && n >= 0 && (size_t)n < sizeof v; i++)
-        if ((lower || !add[i].lower_only) && !(t && strstr(t, add[i].name)))
+        if ((pad || !add[i].pad_only) && !(t && strstr(t, add[i].name)))
             n += snprintf(v + n, sizeof v - (size_t)n, "%s%s=%s", n ? ":" : "", add[i].name, add[i].value);
     if (n < 0 || (size_t)n >= sizeof v || setenv("GLIBC_TUNABLES", v, 1))
         return;
