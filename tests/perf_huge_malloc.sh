@@ -7,7 +7,7 @@
 # user set is never overridden), and leaves the process alone when the
 # user named hugetlb, set CARVE_NO_REEXEC, or the system has transparent
 # huge pages off. Seen through strace's execve calls and the environment
-# each one passes.
+# each one passes. The second start keeps the command's name (ps, top).
 # shellcheck disable=SC2086 # $envs, $lower and $version are split into words on purpose
 set -eu
 CARVE=$1
@@ -82,4 +82,26 @@ env -u GLIBC_TUNABLES -u CARVE_NO_REEXEC "$CARVE" lower "$dir/m.onnx" --target h
 CARVE_NO_REEXEC=1 "$CARVE" lower "$dir/m.onnx" --target htp -o "$dir/b.onnx" --report "$dir/b.json" 2>/dev/null ||
   fail "carve lower failed with CARVE_NO_REEXEC=1"
 cmp "$dir/a.onnx" "$dir/b.onnx" || fail "the lowered model differs with and without the second start"
+
+# the second start keeps the command's name (Linux names a process after
+# the file it executes: /proc/self/exe would make it "exe" in ps and top):
+# read while the lowering waits to open its --cpu-nodes list, a FIFO
+if [ $huge = yes ]; then
+  mkfifo "$dir/names"
+  env -u GLIBC_TUNABLES -u CARVE_NO_REEXEC "$CARVE" lower "$dir/m.onnx" --target htp -o "$dir/c.onnx" \
+    --cpu-nodes "@$dir/names" >"$dir/out" 2>&1 &
+  pid=$!
+  i=0
+  while [ "$(cat "/proc/$pid/wchan" 2>/dev/null)" != wait_for_partner ] && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  name=$(cat "/proc/$pid/comm" 2>/dev/null || echo "gone")
+  tunables=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -c '^GLIBC_TUNABLES=' || true)
+  : >"$dir/names"
+  wait $pid || fail "the lowering waiting on a FIFO failed: $(cat "$dir/out")"
+  echo "name of the second start: $name"
+  [ "$tunables" = 1 ] || fail "the process read was not the second start (no GLIBC_TUNABLES in its environment)"
+  [ "$name" = "$(basename "$CARVE")" ] || fail "the second start is named '$name', not '$(basename "$CARVE")'"
+fi
 echo "ok"

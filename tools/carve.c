@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 static const struct {
     const char *name;
@@ -107,9 +110,32 @@ static void malloc_in_huge_pages(int argc, char **argv)
 #endif
 }
 
+/* The second start above runs /proc/self/exe, and Linux names a process
+ * after the file it executes: `ps` and `top` would show a lowering as
+ * "exe". The name is set back to the command's, argv[0]'s last part (what
+ * the kernel gave the first start, unless that was a link named
+ * otherwise), at most 15 bytes as the kernel keeps it. */
+static void name_after_command(const char *argv0)
+{
+#ifdef __linux__
+    char name[16] = "";
+    if (!argv0 || prctl(PR_GET_NAME, name, 0, 0, 0) || strcmp(name, "exe"))
+        return;
+    const char *base = strrchr(argv0, '/');
+    base = base ? base + 1 : argv0;
+    if (*base && strcmp(base, "exe")) {
+        snprintf(name, sizeof name, "%s", base);
+        prctl(PR_SET_NAME, name, 0, 0, 0);
+    }
+#else
+    (void)argv0;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     malloc_in_huge_pages(argc, argv);
+    name_after_command(argv[0]);
     if (argc < 2)
         return help(stderr), EXIT_USAGE;
     const char *c = argv[1];
