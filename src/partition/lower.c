@@ -71,6 +71,8 @@ static void lower_free(cv_lower *lw)
     for (uint32_t i = 0; i < CV_MAX_TARGETS; i++)
         cv_free((void *)lw->op_rows[i]);
     cv_recomp_free(&lw->recomp);
+    cv_strmap_free(&lw->cpu_ops);
+    cv_free(lw->cpu_op_msg);
     cv_report_io_free(lw);
 }
 

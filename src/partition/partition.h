@@ -274,6 +274,10 @@ typedef struct cv_lower {
     uint32_t n_fates;
     double ms_fold;
     cv_recomp_cfg recomp;   /* what recomposition made, during folding */
+    /* carve_lower_opts cpu_ops: op name -> its first place in the list
+     * (stage_skip), and that place's message, made at the op's first node */
+    cv_strmap cpu_ops;
+    const char **cpu_op_msg;
     /* per target, by op table row (cv_op_at index): its cv_target_find_op
      * for that op, looked up once per lowering (cv_verdict) */
     const cv_target_op **op_rows[CV_MAX_TARGETS];
@@ -327,6 +331,10 @@ carve_status cv_stage_check(carve_model *m, const carve_target *const *ts, uint3
                             const carve_lower_opts *opts);
 /* skip: the skip lists' marks (cpu_nodes, cpu_ops, skip_on) on the nodes. */
 carve_status cv_stage_skip(cv_lower *lw);
+/* The message of a node of op `op` kept on CPU by cpu_ops ("op X is in the
+ * list of ops kept on CPU", one string per op), or NULL when the list does
+ * not name op (or its message could not be made: the arena's NOMEM). */
+const char *cv_cpu_op_kept(cv_lower *lw, const char *op);
 /* upgrade: the opset upgrade (src/passes/upgrade.c); nodes it makes share
  * their node's origin and marks. */
 carve_status cv_stage_upgrade(cv_lower *lw);

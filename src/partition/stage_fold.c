@@ -5,7 +5,6 @@
  * mark on to it. */
 #include "partition.h"
 
-#include <string.h>
 
 /* Recomposition makes only ops a target lists (a recomposed op it refuses
  * would be decomposed again), and never takes a node a skip list names. */
@@ -57,13 +56,13 @@ carve_status cv_stage_fold(cv_lower *lw)
         }
     }
     /* cpu_ops names a recomposed op: the made node stays on CPU */
-    for (uint32_t i = 0; lw->o && i < lw->recomp.n_matches; i++) {
+    for (uint32_t i = 0; i < lw->recomp.n_matches; i++) {
         carve_node_id id = lw->recomp.matches[i].node;
-        for (size_t k = 0; k < lw->o->n_cpu_ops; k++)
-            if (!strcmp(m->nodes[id].op, lw->o->cpu_ops[k])) {
-                lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
-                lw->ln[id].msg = cv_arena_printf(&m->arena, "op %s is in the list of ops kept on CPU", lw->o->cpu_ops[k]);
-            }
+        const char *msg = cv_cpu_op_kept(lw, m->nodes[id].op);
+        if (msg) {
+            lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
+            lw->ln[id].msg = msg;
+        }
     }
     lw->ms_fold = cv_now_ms() - t0;
     return CARVE_OK;

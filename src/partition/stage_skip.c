@@ -6,6 +6,16 @@
 
 #include <string.h>
 
+/* One message per op, made at its first node and shared by the rest
+ * (messages are read-only): cpu_ops entry i's. */
+static const char *op_msg(cv_lower *lw, uint32_t i)
+{
+    if (!lw->cpu_op_msg[i])
+        lw->cpu_op_msg[i] =
+            cv_arena_printf(&lw->m->arena, "op %s is in the list of ops kept on CPU", lw->o->cpu_ops[i]);
+    return lw->cpu_op_msg[i];
+}
+
 carve_status cv_stage_skip(cv_lower *lw)
 {
     carve_model *m = lw->m;
@@ -40,36 +50,35 @@ carve_status cv_stage_skip(cv_lower *lw)
     /* the ops, to their first place in the list (a name given twice is one
      * entry): one look-up per node, not a scan of the list */
     const char *doing = "marking the ops kept on CPU";
-    cv_strmap ops = {0};
-    const char **msg = cv_zalloc(m->ctx, o->n_cpu_ops * sizeof *msg, doing);
-    bool *seen = msg ? cv_zalloc(m->ctx, o->n_cpu_ops * sizeof *seen, doing) : NULL;
+    lw->cpu_op_msg = cv_zalloc(m->ctx, o->n_cpu_ops * sizeof *lw->cpu_op_msg, doing);
+    bool *seen = lw->cpu_op_msg ? cv_zalloc(m->ctx, o->n_cpu_ops * sizeof *seen, doing) : NULL;
     carve_status st = seen ? CARVE_OK : CARVE_ERR_NOMEM;
     for (size_t i = 0; i < o->n_cpu_ops && st == CARVE_OK; i++)
-        if (!cv_strmap_add(&ops, o->cpu_ops[i], (uint32_t)i, &(uint32_t){0}))
+        if (!cv_strmap_add(&lw->cpu_ops, o->cpu_ops[i], (uint32_t)i, &(uint32_t){0}))
             st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory %s", doing);
-    /* one message per op, made at its first node and shared by the rest
-     * (messages are read-only; stage_fold shares them too) */
     for (uint32_t id = 0; id < lw->n_orig && st == CARVE_OK; id++) {
-        uint32_t i = cv_strmap_get(&ops, m->nodes[id].op);
+        uint32_t i = cv_strmap_get(&lw->cpu_ops, m->nodes[id].op);
         if (i == CARVE_NONE)
             continue;
-        if (!msg[i])
-            msg[i] = cv_arena_printf(&m->arena, "op %s is in the list of ops kept on CPU", o->cpu_ops[i]);
         seen[i] = true;
         lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
-        lw->ln[id].msg = msg[i];
+        lw->ln[id].msg = op_msg(lw, i);
     }
     /* a name carve does not know and no node has is a typo, not a wish */
     for (size_t i = 0; i < o->n_cpu_ops && st == CARVE_OK; i++) {
-        uint32_t first = cv_strmap_get(&ops, o->cpu_ops[i]);
+        uint32_t first = cv_strmap_get(&lw->cpu_ops, o->cpu_ops[i]);
         if (!seen[first] && !cv_op_find("", o->cpu_ops[i], 1000) && !cv_op_find("ai.carve", o->cpu_ops[i], 1000))
             st = cv_error(m->ctx, CARVE_ERR_ARG,
                           "cpu_ops: '%s' is not an op carve knows, and no node of the model is one", o->cpu_ops[i]);
     }
-    cv_strmap_free(&ops);
-    cv_free(msg);
     cv_free(seen);
     if (st != CARVE_OK)
         return st;
     return cv_model_nomem(m) ? CARVE_ERR_NOMEM : CARVE_OK;
+}
+
+const char *cv_cpu_op_kept(cv_lower *lw, const char *op)
+{
+    uint32_t i = lw->cpu_op_msg ? cv_strmap_get(&lw->cpu_ops, op) : CARVE_NONE;
+    return i == CARVE_NONE ? NULL : op_msg(lw, i);
 }
