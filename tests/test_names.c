@@ -6,6 +6,8 @@
  *     name, after every node that already holds such a name keeps it. */
 #include "testlib.h"
 
+#include "ir/ir.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,6 +306,42 @@ TEST(builder_names_clashing_nodes_in_turn)
     CHECK_STR(carve_node_name(m, d), "Identity_o#3");
     CHECK_STR(carve_node_name(m, f), "Identity_o#4");
     CHECK_INT(carve_model_find_node(m, "Identity_o#2"), b);
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+}
+
+/* Numbers past one digit ("#10", "#12"): twelve nodes of a file named
+ * "r"; and value names made unique the same way (cv_value_unique_name: c,
+ * then c#2, c#3...). */
+TEST(numbered_names_past_nine)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    Onnx__ModelProto *mp = named_model();
+    char out[12][8], want[32];
+    for (int i = 0; i < 12; i++) {
+        snprintf(out[i], sizeof out[i], "r%02d", i);
+        add(mp->graph, t_pb_node("r", "Relu", IN("x"), OUT(out[i])));
+    }
+    size_t len;
+    uint8_t *bytes = t_pb_pack(mp, &len);
+    carve_model *m = t_load(ctx, bytes, len);
+    free(bytes);
+    REQUIRE(m != NULL);
+    for (int i = 0; i < 12; i++) {
+        if (i)
+            snprintf(want, sizeof want, "r#%d", i + 1);
+        else
+            snprintf(want, sizeof want, "r");
+        carve_node_id n = carve_value_producer(m, carve_graph_find_value(m, 0, out[i]));
+        CHECK_STR(carve_node_name(m, n), want);
+        CHECK_INT(carve_model_find_node(m, want), n);
+    }
+    const char *v2 = cv_value_unique_name(m, 0, "r00");
+    REQUIRE(v2 != NULL);
+    CHECK_STR(v2, "r00#2");
+    REQUIRE(cv_value_new(m, 0, v2) != CARVE_NONE);
+    CHECK_STR(cv_value_unique_name(m, 0, "r00"), "r00#3");
+    CHECK_STR(cv_value_unique_name(m, 0, "free"), "free");
     carve_model_free(m);
     carve_ctx_free(ctx);
 }

@@ -177,6 +177,25 @@ char *cv_arena_join(cv_arena *a, const char *x, const char *sep, const char *y)
     return q;
 }
 
+char *cv_arena_numbered(cv_arena *a, const char *base, char sep, uint32_t k)
+{
+    char digits[10];
+    size_t nd = 0, lb = strlen(base);
+    do
+        digits[nd++] = (char)('0' + k % 10);
+    while (k /= 10);
+    char *q = cv_arena_alloc(a, lb + 1 + nd + 1), *p = q;
+    if (q) {
+        memcpy(p, base, lb);
+        p += lb;
+        *p++ = sep;
+        while (nd)
+            *p++ = digits[--nd];
+        *p = 0;
+    }
+    return q;
+}
+
 void cv_arena_free(cv_arena *a)
 {
     cv_arena_chunk *c = a->head;

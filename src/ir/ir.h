@@ -51,6 +51,8 @@ void *cv_arena_memdup(cv_arena *a, const void *p, size_t n);
 char *cv_arena_printf(cv_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* a + sep + b, without printf's cost (names are made on hot paths). */
 char *cv_arena_join(cv_arena *a, const char *x, const char *sep, const char *y);
+/* base + sep + k in decimal ("x#2", "x:1"), the same way. */
+char *cv_arena_numbered(cv_arena *a, const char *base, char sep, uint32_t k);
 void cv_arena_free(cv_arena *a);
 
 /* Growable array of uint32_t ids. */

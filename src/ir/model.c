@@ -848,7 +848,7 @@ const char *cv_value_unique_name(carve_model *m, carve_graph_id g, const char *b
 {
     const char *name = base;
     for (uint32_t k = 2; carve_graph_find_value(m, g, name) != CARVE_NONE; k++)
-        name = cv_arena_printf(&m->arena, "%s#%u", base, k);
+        name = cv_arena_numbered(&m->arena, base, '#', k);
     return name == base ? cv_arena_strdup(&m->arena, base) : name;
 }
 

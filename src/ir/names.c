@@ -22,7 +22,7 @@ static const char *claim(carve_model *m, carve_node_id n, const char *base)
             return NULL;
         if (old == CARVE_NONE)
             break;
-        name = cv_arena_printf(&m->arena, "%s#%u", base, k);
+        name = cv_arena_numbered(&m->arena, base, '#', k);
     }
     if (name)
         m->nodes[n].name = name;

@@ -38,7 +38,7 @@ carve_node_id cv_rw_node(cv_rw *rw, const char *op, const char *piece, uint32_t 
     for (uint32_t i = 0; i < n_out; i++) {
         carve_value_id v = outs ? outs[i] : CARVE_NONE;
         if (v == CARVE_NONE) {
-            const char *base = i ? cv_arena_printf(&m->arena, "%s:%u", n->name, i) : n->name;
+            const char *base = i ? cv_arena_numbered(&m->arena, n->name, ':', i) : n->name;
             const char *nm = base ? cv_value_unique_name(m, rw->graph, base) : NULL;
             v = nm ? cv_value_new(m, rw->graph, nm) : CARVE_NONE;
             if (v == CARVE_NONE)
@@ -88,7 +88,7 @@ carve_value_id cv_rw_const(cv_rw *rw, const char *piece, carve_dtype dtype, int 
                            const void *data, size_t nbytes)
 {
     carve_model *m = rw->m;
-    const char *base = cv_arena_printf(&m->arena, "%s/%s", m->nodes[rw->node].name, piece);
+    const char *base = cv_arena_join(&m->arena, m->nodes[rw->node].name, "/", piece);
     const char *nm = base ? cv_value_unique_name(m, rw->graph, base) : NULL;
     if (!nm) {
         cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory decomposing");
