@@ -53,10 +53,19 @@ carve_status cv_stage_skip(cv_lower *lw)
     lw->cpu_op_msg = cv_zalloc(m->ctx, o->n_cpu_ops * sizeof *lw->cpu_op_msg, doing);
     bool *seen = lw->cpu_op_msg ? cv_zalloc(m->ctx, o->n_cpu_ops * sizeof *seen, doing) : NULL;
     carve_status st = seen ? CARVE_OK : CARVE_ERR_NOMEM;
-    for (size_t i = 0; i < o->n_cpu_ops && st == CARVE_OK; i++)
+    /* the first bytes of the listed ops: most nodes are ruled out by theirs
+     * before a look-up hashes the name */
+    uint64_t lead[4] = {0};
+    for (size_t i = 0; i < o->n_cpu_ops && st == CARVE_OK; i++) {
+        unsigned char c = (unsigned char)o->cpu_ops[i][0];
+        lead[c >> 6] |= (uint64_t)1 << (c & 63);
         if (!cv_strmap_add(&lw->cpu_ops, o->cpu_ops[i], (uint32_t)i, &(uint32_t){0}))
             st = cv_error(m->ctx, CARVE_ERR_NOMEM, "out of memory %s", doing);
+    }
     for (uint32_t id = 0; id < lw->n_orig && st == CARVE_OK; id++) {
+        unsigned char c = (unsigned char)m->nodes[id].op[0];
+        if (!(lead[c >> 6] >> (c & 63) & 1))
+            continue;
         uint32_t i = cv_strmap_get(&lw->cpu_ops, m->nodes[id].op);
         if (i == CARVE_NONE)
             continue;
