@@ -5,7 +5,6 @@
  * mark on to it. */
 #include "partition.h"
 
-
 /* Recomposition makes only ops a target lists (a recomposed op it refuses
  * would be decomposed again), and never takes a node a skip list names. */
 static bool target_lists(const char *op, void *user)
