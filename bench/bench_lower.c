@@ -3,7 +3,8 @@
  * built in memory, and the whole carve command on the same model written
  * to a file. Prints per size the time of each lowering phase and peak
  * memory, then the growth exponent of the total time (slope of log time
- * over log nodes). The phases are the report's time_ms; report_ms is the
+ * over log nodes), and again from the 43k and the largest model's whole
+ * commands run in turn (the machine's slow and fast spells shared). The phases are the report's time_ms; report_ms is the
  * rest of carve_lower's wall time, after the report's "total": building the
  * report itself. peak_MiB is this process's peak while that size's model
  * is built and lowered (the kernel's high-water mark reset before each).
@@ -253,6 +254,17 @@ static double run_child(char **argv, double *cpu_ms, double *peak_mib)
     return r[0];
 }
 
+/* The median of v[0, n) (sorts v). */
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of figures */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1], v[j - 1] = t;
+        }
+    return v[n / 2];
+}
+
 /* Runs argv `runs` times: the median wall and CPU time, the largest peak. */
 static double run_median(char **argv, int runs, double *cpu_ms, double *peak_mib)
 {
@@ -265,18 +277,8 @@ static double run_median(char **argv, int runs, double *cpu_ms, double *peak_mib
         if (p > *peak_mib)
             *peak_mib = p;
     }
-    for (int i = 1; i < runs; i++) /* insertion sort: a handful of figures */
-        for (int j = i; j > 0 && w[j] < w[j - 1]; j--) {
-            double t = w[j];
-            w[j] = w[j - 1], w[j - 1] = t;
-        }
-    for (int i = 1; i < runs; i++)
-        for (int j = i; j > 0 && c[j] < c[j - 1]; j--) {
-            double t = c[j];
-            c[j] = c[j - 1], c[j - 1] = t;
-        }
-    *cpu_ms = c[runs / 2];
-    return w[runs / 2];
+    *cpu_ms = median(c, runs);
+    return median(w, runs);
 }
 
 /* This process's peak RSS from now on: memory freed by the sizes before is
@@ -304,6 +306,34 @@ static double peak_now(void)
     if (f)
         fclose(f);
     return kib / 1024.0;
+}
+
+/* The whole command for a model file: argv in cmd (16 slots). */
+static void whole_cmd(char **cmd, const char *carve_bin, const char *in, const char *out, const char *rep,
+                      const char *tanh_on_cpu, const char *skip)
+{
+    int nc = 0;
+    const char *a[] = {carve_bin, "lower", in, "--target", "htp", "-o", out, "--report", rep};
+    for (size_t i = 0; i < sizeof a / sizeof *a; i++)
+        cmd[nc++] = (char *)a[i];
+    if (tanh_on_cpu)
+        cmd[nc++] = "--cpu-ops", cmd[nc++] = (char *)tanh_on_cpu;
+    if (skip)
+        cmd[nc++] = "--cpu-nodes", cmd[nc++] = (char *)skip;
+    cmd[nc] = NULL;
+}
+
+/* Runs a and b in turn, `runs` times each (a, b, a, b...): both sizes see
+ * the same spells of a busy machine, where runs of one size after the other
+ * would not. Median wall and CPU ms of each; false when a run fails. */
+static bool run_alternated(char **a, char **b, int runs, double *wa, double *ca, double *wb, double *cb)
+{
+    double w[2][16], c[2][16], p;
+    for (int i = 0; i < runs; i++)
+        if ((w[0][i] = run_child(a, &c[0][i], &p)) < 0 || (w[1][i] = run_child(b, &c[1][i], &p)) < 0)
+            return false;
+    *wa = median(w[0], runs), *ca = median(c[0], runs), *wb = median(w[1], runs), *cb = median(c[1], runs);
+    return true;
 }
 
 static double exponent(double t0, double n0, double t1, double n1)
@@ -373,7 +403,15 @@ int main(int argc, char **argv)
         return 1;
     }
     char in_path[64], out_path[64], rep_path[64], skip_path[64];
+    /* the 43k files, kept for the alternated runs, and their own outputs:
+     * replacing a big size's output frees its pages in the rename, which
+     * would be counted to the small one */
+    char in43_path[64], out43_path[64], rep43_path[64], skip43_path[64];
     snprintf(in_path, sizeof in_path, "%s/in.onnx", dir);
+    snprintf(in43_path, sizeof in43_path, "%s/in43k.onnx", dir);
+    snprintf(out43_path, sizeof out43_path, "%s/out43k.onnx", dir);
+    snprintf(rep43_path, sizeof rep43_path, "%s/report43k.json", dir);
+    snprintf(skip43_path, sizeof skip43_path, "@%s/cpu_nodes43k.txt", dir);
     snprintf(out_path, sizeof out_path, "%s/out.onnx", dir);
     snprintf(rep_path, sizeof rep_path, "%s/report.json", dir);
     snprintf(skip_path, sizeof skip_path, "@%s/cpu_nodes.txt", dir);
@@ -397,6 +435,7 @@ int main(int argc, char **argv)
             continue;
         double n_1k = 0, t_1k = 0, w_1k = 0, c_1k = 0, n_43k = 0, t_43k = 0, w_43k = 0, c_43k = 0, n_last = 0,
                t_last = 0, w_last = 0, c_last = 0;
+        bool skip_43k = false, skip_last = false; /* cpu_nodes lists beside those sizes' files */
         for (size_t k = 0; k < sizeof sizes / sizeof *sizes && sizes[k] <= max; k++) {
             const char **skip = NULL;
             size_t n_skip = 0;
@@ -410,22 +449,20 @@ int main(int argc, char **argv)
                 o.cpu_ops = tanh_op, o.n_cpu_ops = 1;
             double wms = NAN, wcpu = NAN, wpeak = NAN;
             if (whole) {
-                FILE *f = n_skip ? fopen(skip_path + 1, "w") : NULL;
+                bool k43 = sizes[k] == 43000;
+                const char *in = k43 ? in43_path : in_path, *sk = k43 ? skip43_path : skip_path;
+                FILE *f = n_skip ? fopen(sk + 1, "w") : NULL;
                 for (size_t i = 0; f && i < n_skip; i++)
                     fprintf(f, "%s\n", skip[i]);
                 if (f)
                     fclose(f);
-                if (carve_model_save_file(m, in_path, NULL)) {
+                if (carve_model_save_file(m, in, NULL)) {
                     fprintf(stderr, "%s\n", carve_errmsg(ctx));
                     return 1;
                 }
-                char *cmd[16] = {(char *)carve_bin, "lower", in_path, "--target", "htp", "-o", out_path,
-                                 "--report", rep_path};
-                int nc = 9;
-                if (s == 1)
-                    cmd[nc++] = "--cpu-ops", cmd[nc++] = "Tanh";
-                if (n_skip)
-                    cmd[nc++] = "--cpu-nodes", cmd[nc++] = skip_path;
+                char *cmd[16];
+                whole_cmd(cmd, carve_bin, in, k43 ? out43_path : out_path, k43 ? rep43_path : rep_path,
+                          s == 1 ? "Tanh" : NULL, n_skip ? sk : NULL);
                 wms = run_median(cmd, runs, &wcpu, &wpeak);
                 if (wms < 0) {
                     fprintf(stderr, "%s %u: carve lower failed\n", shapes[s], sizes[k]);
@@ -451,8 +488,8 @@ int main(int argc, char **argv)
             if (!n_1k)
                 n_1k = (double)nodes, t_1k = wall, w_1k = wms, c_1k = wcpu;
             if (sizes[k] == 43000)
-                n_43k = (double)nodes, t_43k = wall, w_43k = wms, c_43k = wcpu;
-            n_last = (double)nodes, t_last = wall, w_last = wms, c_last = wcpu;
+                n_43k = (double)nodes, t_43k = wall, w_43k = wms, c_43k = wcpu, skip_43k = n_skip > 0;
+            n_last = (double)nodes, t_last = wall, w_last = wms, c_last = wcpu, skip_last = n_skip > 0;
             cJSON_Delete(j);
             carve_report_free(r);
             carve_model_free(m);
@@ -469,12 +506,29 @@ int main(int argc, char **argv)
             printf("%-12s growth exponent from %.0f to %.0f nodes: in memory %.2f, whole %.2f (CPU %.2f)\n",
                    shapes[s], n_43k, n_last, exponent(t_43k, n_43k, t_last, n_last),
                    exponent(w_43k, n_43k, w_last, n_last), exponent(c_43k, n_43k, c_last, n_last));
+        /* the same two sizes again, their runs in turn */
+        if (whole && n_43k && n_last > n_43k) {
+            char *a[16], *b[16];
+            whole_cmd(a, carve_bin, in43_path, out43_path, rep43_path, s == 1 ? "Tanh" : NULL,
+                      skip_43k ? skip43_path : NULL);
+            whole_cmd(b, carve_bin, in_path, out_path, rep_path, s == 1 ? "Tanh" : NULL, skip_last ? skip_path : NULL);
+            double wa, ca, wb, cb;
+            if (!run_alternated(a, b, runs, &wa, &ca, &wb, &cb)) {
+                fprintf(stderr, "%s: carve lower failed\n", shapes[s]);
+                return 1;
+            }
+            printf("%-12s growth exponent from %.0f to %.0f nodes, the two sizes' runs in turn: whole %.2f (CPU "
+                   "%.2f; %.1f and %.1f ms)\n",
+                   shapes[s], n_43k, n_last, exponent(wa, n_43k, wb, n_last), exponent(ca, n_43k, cb, n_last), wa,
+                   wb);
+        }
         fflush(stdout);
     }
     if (whole && keep)
         printf("the last model and its lowering are in %s\n", dir);
     else if (whole) {
         unlink(in_path), unlink(out_path), unlink(rep_path), unlink(skip_path + 1);
+        unlink(in43_path), unlink(out43_path), unlink(rep43_path), unlink(skip43_path + 1);
         rmdir(dir);
     }
     carve_target_free(t);
