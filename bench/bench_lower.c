@@ -4,10 +4,11 @@
  * to a file. Prints per size the time of each lowering phase and peak
  * memory, then the growth exponent of the total time (slope of log time
  * over log nodes), and again from the 43k and the largest model's whole
- * commands run in turn (the machine's slow and fast spells shared). The phases are the report's time_ms; report_ms is the
- * rest of carve_lower's wall time, after the report's "total": building the
- * report itself. peak_MiB is this process's peak while that size's model
- * is built and lowered (the kernel's high-water mark reset before each).
+ * commands run in turn (the machine's slow and fast spells shared). The
+ * phases are the report's time_ms; report_ms is the rest of carve_lower's
+ * wall time, after the report's "total": building the report itself.
+ * peak_MiB is this process's peak while that size's model is built and
+ * lowered (the kernel's high-water mark reset before each).
  *
  *   bench_lower [--max N] [--shape chain|dag|transformer|all] [--carve PATH]
  *               [--runs N] [--in-memory] [--keep]
@@ -519,8 +520,7 @@ int main(int argc, char **argv)
             }
             printf("%-12s growth exponent from %.0f to %.0f nodes, the two sizes' runs in turn: whole %.2f (CPU "
                    "%.2f; %.1f and %.1f ms)\n",
-                   shapes[s], n_43k, n_last, exponent(wa, n_43k, wb, n_last), exponent(ca, n_43k, cb, n_last), wa,
-                   wb);
+                   shapes[s], n_43k, n_last, exponent(wa, n_43k, wb, n_last), exponent(ca, n_43k, cb, n_last), wa, wb);
         }
         fflush(stdout);
     }
