@@ -4,7 +4,10 @@
 # report) next to onnxruntime's session creation (basic graph optimizations,
 # one thread; measured inside one node process, without node's own start:
 # stricter for carve) on the real models, symbolic dims fixed alike, and
-# their ratio. Each figure is the median of RUNS runs after one warm-up.
+# their ratio. Each figure is the median of RUNS runs after one warm-up;
+# the two run in turn (carve, then a node process timing one session after
+# its own warm-up, RUNS times), so both see the same spells of a busy
+# machine.
 # The floor column: bench/io_floor (built with carve) writing the model's
 # own bytes through a synced temporary, what no lowering can go below.
 #   bench/lower_vs_ort.sh [BUILD_DIR] [RUNS] [TARGET]
@@ -35,24 +38,25 @@ bench() {
   local cmd=("$BUILD/carve" lower "$model" --target "$TARGET" -o "$TMP/out.onnx" --report "$TMP/report.json"
              "${dimargs[@]}")
   "${cmd[@]}" 2>/dev/null # warm-up: the file in the page cache
-  local i t0 t1 times=()
+  local i t0 t1 o times=() otimes=()
   for ((i = 0; i < RUNS; i++)); do
     t0=$EPOCHREALTIME
     "${cmd[@]}" 2>/dev/null
     t1=$EPOCHREALTIME
     times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')")
+    o=$(node "$ROOT/tests/ort/session.js" "$model" 1 "$@")
+    o=${o#median }
+    otimes+=("${o%% ms*}")
   done
-  local c o f=-
+  local c om f=-
   c=$(printf '%s\n' "${times[@]}" | median)
-  o=$(node "$ROOT/tests/ort/session.js" "$model" "$RUNS" "$@")
-  local om=${o#median }
-  om=${om%% ms*}
+  om=$(printf '%s\n' "${otimes[@]}" | median)
   # the I/O floor: the model's bytes written copy-free through a synced temporary
   if [ -x "$BUILD/bench/io_floor" ]; then
     f=$("$BUILD/bench/io_floor" "$model" "$TMP/floor.onnx" "$RUNS" | awk '/^copy-free/ { print $3 }')
   fi
-  printf '%-22s %10.1f %12.1f %7.2f %8s   carve runs: %s; onnxruntime %s\n' "$name" "$c" "$om" \
-    "$(awk -v a="$c" -v b="$om" 'BEGIN { print a / b }')" "$f" "${times[*]}" "${o#*; }"
+  printf '%-22s %10.1f %12.1f %7.2f %8s   carve runs: %s; onnxruntime runs: %s\n' "$name" "$c" "$om" \
+    "$(awk -v a="$c" -v b="$om" 'BEGIN { print a / b }')" "$f" "${times[*]}" "${otimes[*]}"
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); carve lower --target $TARGET (whole process) vs onnxruntime"
