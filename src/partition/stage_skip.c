@@ -22,6 +22,8 @@ carve_status cv_stage_skip(cv_lower *lw)
     const carve_lower_opts *o = lw->o;
     if (!o)
         return CARVE_OK;
+    /* one message for every node the list names (read-only, shared) */
+    const char *named = o->n_cpu_nodes ? cv_arena_strdup(&m->arena, "named in the list of nodes kept on CPU") : NULL;
     for (size_t i = 0; i < o->n_cpu_nodes; i++) {
         carve_node_id id = carve_model_find_node(m, o->cpu_nodes[i]);
         if (id == CARVE_NONE || id >= lw->n_orig)
@@ -29,7 +31,7 @@ carve_status cv_stage_skip(cv_lower *lw)
                             "cpu_nodes: the model has no node named '%s'",
                             o->cpu_nodes[i]);
         lw->ln[id].sticky = CV_R_SKIPPED_BY_USER;
-        lw->ln[id].msg = cv_arena_strdup(&m->arena, "named in the list of nodes kept on CPU");
+        lw->ln[id].msg = named;
     }
     for (size_t i = 0; i < o->n_skip_on; i++) {
         const carve_skip_on *k = &o->skip_on[i];
