@@ -450,7 +450,8 @@ int main(int argc, char **argv)
                 o.cpu_ops = tanh_op, o.n_cpu_ops = 1;
             double wms = NAN, wcpu = NAN, wpeak = NAN;
             if (whole) {
-                bool k43 = sizes[k] == 43000;
+                /* when 43k is the last size, its files are the ones --keep keeps */
+                bool k43 = sizes[k] == 43000 && max > 43000;
                 const char *in = k43 ? in43_path : in_path, *sk = k43 ? skip43_path : skip_path;
                 FILE *f = n_skip ? fopen(sk + 1, "w") : NULL;
                 for (size_t i = 0; f && i < n_skip; i++)
