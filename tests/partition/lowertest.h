@@ -76,6 +76,15 @@ static inline const char *lt_reason(const cJSON *report, const char *name)
     return r ? cJSON_GetObjectItem(r, "code")->valuestring : "";
 }
 
+/* The node's reason message ("" when it has none). */
+static inline const char *lt_message(const cJSON *report, const char *name)
+{
+    const cJSON *e = lt_node(report, name);
+    const cJSON *why = e ? cJSON_GetObjectItem(e, "reason") : NULL;
+    const cJSON *msg = why ? cJSON_GetObjectItem(why, "message") : NULL;
+    return cJSON_IsString(msg) ? msg->valuestring : "";
+}
+
 typedef enum { LT_EQUAL, LT_DIFFER, LT_RUN_FAILED, LT_LOWER_FAILED } lt_result;
 
 /* When set, lt_lower_run hands the lowered model over here (the caller

@@ -39,14 +39,6 @@ static carve_status lower(carve_ctx *ctx, const char **ops, size_t n, cJSON **re
     return s;
 }
 
-static const char *message(const cJSON *r, const char *node)
-{
-    const cJSON *e = lt_node(r, node);
-    const cJSON *why = e ? cJSON_GetObjectItem(e, "reason") : NULL;
-    const cJSON *msg = why ? cJSON_GetObjectItem(why, "message") : NULL;
-    return cJSON_IsString(msg) ? msg->valuestring : "";
-}
-
 /* t0, s0, t1 on CPU by the user's list; r0, r1 delegated */
 static void check_kept(const cJSON *r, const char *how)
 {
@@ -59,8 +51,8 @@ static void check_kept(const cJSON *r, const char *how)
                  kept[i], lt_reason(r, kept[i]));
         char want[64];
         snprintf(want, sizeof want, "op %s is in the list of ops kept on CPU", kept_op[i]);
-        OT_CHECK(!strcmp(message(r, kept[i]), want), "%s: %s's message '%s', expected '%s'", how, kept[i],
-                 message(r, kept[i]), want);
+        OT_CHECK(!strcmp(lt_message(r, kept[i]), want), "%s: %s's message '%s', expected '%s'", how, kept[i],
+                 lt_message(r, kept[i]), want);
     }
     for (int i = 0; i < 2; i++) {
         const char *n = i ? "r1" : "r0";

@@ -39,13 +39,6 @@ static cJSON *lower(carve_model *m, const carve_lower_opts *o, double tol)
     return r;
 }
 
-static const char *message(const cJSON *r, const char *node)
-{
-    const cJSON *e = lt_node(r, node), *why = e ? cJSON_GetObjectItem(e, "reason") : NULL;
-    const cJSON *msg = why ? cJSON_GetObjectItem(why, "message") : NULL;
-    return cJSON_IsString(msg) ? msg->valuestring : "";
-}
-
 /* Node `node` of m: refused with `code` and a message holding `text`
  * (code NULL: delegated). Frees m. */
 static void expect(carve_model *m, const char *what, const char *node, const char *code, const char *text)
@@ -57,14 +50,14 @@ static void expect(carve_model *m, const char *what, const char *node, const cha
     } else if (!code) {
         const char *p = lt_place(r, node, pb);
         OT_CHECK(strcmp(p, "cpu") && strcmp(p, "absent"), "%s: %s delegated, got %s (%s: %s)", what, node, p,
-                 lt_reason(r, node), message(r, node));
+                 lt_reason(r, node), lt_message(r, node));
     } else {
         const char *p = lt_place(r, node, pb); /* a kept-whole op on CPU is decomposed */
         OT_CHECK((!strcmp(p, "cpu") || !strcmp(p, "decomposed")) && !strcmp(lt_reason(r, node), code),
-                 "%s: %s on CPU with %s, got %s %s (%s)", what, node, code, lt_place(r, node, pb),
-                 lt_reason(r, node), message(r, node));
-        OT_CHECK(strstr(message(r, node), text) != NULL, "%s: the message names '%s': %s", what, text,
-                 message(r, node));
+                 "%s: %s on CPU with %s, got %s %s (%s)", what, node, code, lt_place(r, node, pb), lt_reason(r, node),
+                 lt_message(r, node));
+        OT_CHECK(strstr(lt_message(r, node), text) != NULL, "%s: the message names '%s': %s", what, text,
+                 lt_message(r, node));
     }
     cJSON_Delete(r);
     carve_model_free(m);
@@ -126,11 +119,11 @@ static void gemm(void)
         cJSON *r = lower(m, &o, 1e-5);
         char pb[16];
         if (c < 2)
-            OT_CHECK(strcmp(lt_place(r, "n", pb), "cpu"), "Gemm C shape %d delegated: %s", c, message(r, "n"));
+            OT_CHECK(strcmp(lt_place(r, "n", pb), "cpu"), "Gemm C shape %d delegated: %s", c, lt_message(r, "n"));
         else
             OT_CHECK(!strcmp(lt_reason(r, "n"), "attribute") &&
-                         strstr(message(r, "n"), c == 2 ? "alpha = 2" : "input 2 'C'"),
-                     "Gemm %d refused: %s", c, message(r, "n"));
+                         strstr(lt_message(r, "n"), c == 2 ? "alpha = 2" : "input 2 'C'"),
+                     "Gemm %d refused: %s", c, lt_message(r, "n"));
         cJSON_Delete(r);
         carve_model_free(m);
     }
@@ -238,10 +231,10 @@ static void norm_ranks(void)
         char pb[16];
         if (!rows[i].code)
             OT_CHECK(strcmp(lt_place(r, "n", pb), "cpu"), "%s rank %d delegated: %s", rows[i].op, rows[i].rank,
-                     message(r, "n"));
+                     lt_message(r, "n"));
         else
-            OT_CHECK(!strcmp(lt_reason(r, "n"), "rank") && strstr(message(r, "n"), "rank"), "%s rank %d: %s %s",
-                     rows[i].op, rows[i].rank, lt_reason(r, "n"), message(r, "n"));
+            OT_CHECK(!strcmp(lt_reason(r, "n"), "rank") && strstr(lt_message(r, "n"), "rank"), "%s rank %d: %s %s",
+                     rows[i].op, rows[i].rank, lt_reason(r, "n"), lt_message(r, "n"));
         cJSON_Delete(r);
         carve_model_free(m);
     }
@@ -339,8 +332,8 @@ static void reshape_and_constants(void)
         ((int32_t *)iv[0]->data)[0] = 2;
         lt_result res = lt_lower_run(m, "htp", NULL, iv, 1e-6, 1e-6, &r);
         OT_CHECK(res == LT_EQUAL, "CumSum runtime axis lowers (%d)", res);
-        OT_CHECK(!strcmp(lt_reason(r, "n"), "not_constant") && strstr(message(r, "n"), "input 1 'axis'"),
-                 "CumSum runtime axis: %s %s", lt_reason(r, "n"), message(r, "n"));
+        OT_CHECK(!strcmp(lt_reason(r, "n"), "not_constant") && strstr(lt_message(r, "n"), "input 1 'axis'"),
+                 "CumSum runtime axis: %s %s", lt_reason(r, "n"), lt_message(r, "n"));
         cv_val_unref(iv[0]);
         cv_val_unref(iv[1]);
     }
@@ -397,8 +390,8 @@ static void unsupported_and_new(void)
             ((int64_t *)iv[1]->data)[i] = 1 + (i == 2);
         cJSON *r = NULL;
         OT_CHECK(lt_lower_run(m, "htp", NULL, iv, 1e-6, 1e-6, &r) == LT_EQUAL, "Tile runtime repeats lowers");
-        OT_CHECK(!strcmp(lt_reason(r, "n"), "data_dependent_shape") && strstr(message(r, "n"), "input 1 'reps'"),
-                 "Tile runtime repeats: %s %s", lt_reason(r, "n"), message(r, "n"));
+        OT_CHECK(!strcmp(lt_reason(r, "n"), "data_dependent_shape") && strstr(lt_message(r, "n"), "input 1 'reps'"),
+                 "Tile runtime repeats: %s %s", lt_reason(r, "n"), lt_message(r, "n"));
         cJSON_Delete(r);
         cv_val_unref(iv[0]);
         cv_val_unref(iv[1]);
@@ -504,7 +497,7 @@ static void fixed_encodings(void)
         lt_keep_lowered = NULL;
         char pb[16];
         OT_CHECK(r && strcmp(lt_place(r, "n", pb), "cpu"), "requantized %s delegated: %s", k ? "Tanh" : "Sigmoid",
-                 r ? message(r, "n") : "");
+                 r ? lt_message(r, "n") : "");
         OT_CHECK(low && carve_model_find_node(low, "n/fixed_quantize") != CARVE_NONE &&
                      carve_model_find_node(low, "n/fixed_dequantize") != CARVE_NONE,
                  "the body requantizes from the fixed encoding");
@@ -566,7 +559,7 @@ static void upgraded(void)
         for (int k = 0; k < 2; k++) {
             const char *nn = k ? "sm" : "rs";
             if (up)
-                OT_CHECK(strcmp(lt_place(rep, nn, pb), "cpu"), "upgraded: %s delegated: %s", nn, message(rep, nn));
+                OT_CHECK(strcmp(lt_place(rep, nn, pb), "cpu"), "upgraded: %s delegated: %s", nn, lt_message(rep, nn));
             else
                 OT_CHECK(!strcmp(lt_reason(rep, nn), "unsupported_opset"), "no upgrade: %s unsupported_opset, got %s",
                          nn, lt_reason(rep, nn));
@@ -596,10 +589,10 @@ static void unknown_rank(void)
     OT_CHECK(carve_lower(m, gpu, NULL, &rep) == CARVE_OK, "lowered for gpu: %s", carve_errmsg(ctx));
     cJSON *r_js = rep ? cJSON_Parse(carve_report_json(rep)) : NULL;
     char pb[16];
-    OT_CHECK(r_js && !strcmp(lt_reason(r_js, "relu"), "rank") && strstr(message(r_js, "relu"), "unknown rank") &&
-                 strstr(message(r_js, "relu"), "at most 4"),
+    OT_CHECK(r_js && !strcmp(lt_reason(r_js, "relu"), "rank") && strstr(lt_message(r_js, "relu"), "unknown rank") &&
+                 strstr(lt_message(r_js, "relu"), "at most 4"),
              "the Relu on an unknown rank: rank, 'unknown rank ... at most 4', got %s (%s)",
-             r_js ? lt_reason(r_js, "relu") : "-", r_js ? message(r_js, "relu") : "-");
+             r_js ? lt_reason(r_js, "relu") : "-", r_js ? lt_message(r_js, "relu") : "-");
     OT_CHECK(r_js && strcmp(lt_place(r_js, "abs", pb), "cpu"), "the Abs on a known rank is delegated, got %s",
              r_js ? lt_place(r_js, "abs", pb) : "-");
     cJSON_Delete(r_js);
