@@ -9,7 +9,12 @@
 # its own warm-up, RUNS times), so both see the same spells of a busy
 # machine.
 # The floor column: bench/io_floor (built with carve) writing the model's
-# own bytes through a synced temporary, what no lowering can go below.
+# own bytes through a synced temporary, what no lowering can go below;
+# +start adds carve's process start (`carve --version`, median of 21 runs
+# timed as carve's runs are): a lowering in a process of its own cannot go
+# below that sum. The last two columns: onnxruntime's first session in each
+# node process (the warm-up, after require() loaded the native library:
+# what a process converting one model pays) and carve's ratio to it.
 #   bench/lower_vs_ort.sh [BUILD_DIR] [RUNS] [TARGET]
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,6 +30,17 @@ trap 'rm -rf "$TMP"' EXIT
 # median of the numbers on stdin
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+# ms CMD...: runs CMD (what it prints dropped) and prints its wall time in
+# ms; fails, naming CMD, when CMD does
+ms() {
+  local t0=$EPOCHREALTIME
+  if ! "$@" >/dev/null 2>&1; then
+    echo "lower_vs_ort.sh: failed: $*" >&2
+    return 1
+  fi
+  awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", (b - a) * 1000 }'
+}
+
 # bench NAME MODEL [NAME=VALUE ...]: the dims are fixed for both
 bench() {
   local name=$1 model=$2
@@ -38,31 +54,45 @@ bench() {
   local cmd=("$BUILD/carve" lower "$model" --target "$TARGET" -o "$TMP/out.onnx" --report "$TMP/report.json"
              "${dimargs[@]}")
   "${cmd[@]}" 2>/dev/null # warm-up: the file in the page cache
-  local i t0 t1 o times=() otimes=()
+  local i o t times=() otimes=() ofirst=()
   for ((i = 0; i < RUNS; i++)); do
-    t0=$EPOCHREALTIME
-    "${cmd[@]}" 2>/dev/null
-    t1=$EPOCHREALTIME
-    times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) * 1000 }')")
+    t=$(ms "${cmd[@]}")
+    times+=("$t")
+    # "median M ms; runs R; first F ms"
     o=$(node "$ROOT/tests/ort/session.js" "$model" 1 "$@")
     o=${o#median }
     otimes+=("${o%% ms*}")
+    o=${o##*first }
+    ofirst+=("${o%% ms*}")
   done
-  local c om f=-
+  local c om of f=- fs=-
   c=$(printf '%s\n' "${times[@]}" | median)
   om=$(printf '%s\n' "${otimes[@]}" | median)
+  of=$(printf '%s\n' "${ofirst[@]}" | median)
   # the I/O floor: the model's bytes written copy-free through a synced temporary
   if [ -x "$BUILD/bench/io_floor" ]; then
     f=$("$BUILD/bench/io_floor" "$model" "$TMP/floor.onnx" "$RUNS" | awk '/^copy-free/ { print $3 }')
+    fs=$(awk -v a="$f" -v b="$START" 'BEGIN { printf "%.1f", a + b }')
   fi
-  printf '%-22s %10.1f %12.1f %7.2f %8s   carve runs: %s; onnxruntime runs: %s\n' "$name" "$c" "$om" \
-    "$(awk -v a="$c" -v b="$om" 'BEGIN { print a / b }')" "$f" "${times[*]}" "${otimes[*]}"
+  printf '%-22s %8.1f %8.1f %6.2f %7s %7s %8.1f %6.2f   carve: %s; onnxruntime: %s; first: %s\n' "$name" "$c" \
+    "$om" "$(awk -v a="$c" -v b="$om" 'BEGIN { print a / b }')" "$f" "$fs" "$of" \
+    "$(awk -v a="$c" -v b="$of" 'BEGIN { print a / b }')" "${times[*]}" "${otimes[*]}" "${ofirst[*]}"
 }
+
+# carve's process start: `carve --version` (the second start included, as
+# every command has it), timed as the lowering runs are
+for ((i = 0; i < 21; i++)); do
+  t=$(ms "$BUILD/carve" --version)
+  echo "$t"
+done >"$TMP/start"
+START=$(median <"$TMP/start")
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); carve lower --target $TARGET (whole process) vs onnxruntime"
 echo "session creation (basic, 1 thread); medians of $RUNS runs in ms"
-echo "floor: bench/io_floor's copy-free median, the model's bytes mapped, written to a temporary, fsynced, renamed"
-printf '%-22s %10s %12s %7s %8s\n' model carve onnxruntime ratio floor
+echo "floor: bench/io_floor's copy-free median, the model's bytes mapped, written to a temporary, fsynced, renamed;"
+echo "+start: the floor plus carve's process start ($START ms, carve --version, median of 21);"
+echo "1st: onnxruntime's first session in each node process (after require()), and carve's ratio to it"
+printf '%-22s %8s %8s %6s %7s %7s %8s %6s\n' model carve ort ratio floor +start "ort 1st" "ratio"
 bench "OCR det 1x3x640x640" "$OCR/ch_PP-OCRv4_det_infer.onnx" $P.0=1 $P.1=640 $P.2=640
 bench "OCR rec 1x3x48x320" "$OCR/ch_PP-OCRv4_rec_infer.onnx" $P.0=1 $P.1=320
 bench "OCR cls 1x3x48x192" "$OCR/ch_ppocr_mobile_v2.0_cls_infer.onnx" $P.0=1 $P.1=48 $P.2=192
