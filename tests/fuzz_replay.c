@@ -5,14 +5,22 @@
  * (fuzz/regressions/<target>/) and the libonnx-testdata models. The target
  * aborts on a broken invariant; the sanitizers abort on memory errors.
  *
- *   fuzz_replay [--name NAME | --any] PATH...
+ *   fuzz_replay [--suffix HEX] [--name NAME | --any] PATH...
  *
  * A folder is walked for files ending in .onnx (with --name, only files
  * called NAME; with --any, every file: profiles, argument vectors). Prints
- * how many inputs ran; no input found is a failure. */
+ * how many inputs ran; no input found is a failure.
+ *
+ * --suffix appends the bytes HEX to each model before it runs: a field
+ * ModelProto does not have (tag and length first), which carve keeps
+ * unread, so that the input's last bytes pick fuzz_lower's choices. Each
+ * model that loads without the suffix must load with it too (a failure
+ * otherwise), so the choices are not silently left untried. */
 #define _XOPEN_SOURCE 700 /* nftw */
+#include "carve.h"
 #include "testfiles.h"
 
+#include <ctype.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +33,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *only_name;
 static int any_name;
 static long ran;
+static uint8_t suffix[64];
+static size_t n_suffix;
+
+static bool loads(const uint8_t *data, size_t n)
+{
+    carve_ctx *ctx = carve_ctx_new();
+    carve_model *m = NULL;
+    bool ok = ctx && carve_model_load_memory(ctx, data, n, NULL, &m) == CARVE_OK;
+    carve_model_free(m);
+    carve_ctx_free(ctx);
+    return ok;
+}
 
 static int replay(const char *path)
 {
@@ -34,10 +54,47 @@ static int replay(const char *path)
         fprintf(stderr, "fuzz_replay: cannot read %s\n", path);
         return 1;
     }
+    if (n_suffix) {
+        uint8_t *more = realloc(buf, n + n_suffix);
+        if (!more) {
+            free(buf);
+            fprintf(stderr, "fuzz_replay: out of memory\n");
+            return 1;
+        }
+        buf = more;
+        bool before = loads(buf, n);
+        memcpy(buf + n, suffix, n_suffix);
+        n += n_suffix;
+        if (before && !loads(buf, n)) {
+            free(buf);
+            fprintf(stderr, "fuzz_replay: %s loads, but not with the suffix\n", path);
+            return 1;
+        }
+    }
     LLVMFuzzerTestOneInput(buf, n);
     free(buf);
     ran++;
     return 0;
+}
+
+/* HEX -> suffix; false when it is not pairs of hex digits, or too long */
+static bool parse_suffix(const char *hex)
+{
+    size_t len = strlen(hex);
+    if (!len || len % 2 || len / 2 > sizeof suffix)
+        return false;
+    for (size_t i = 0; i < len; i += 2) {
+        unsigned v = 0;
+        for (size_t k = i; k < i + 2; k++) {
+            static const char digits[] = "0123456789abcdef";
+            const char *d = strchr(digits, tolower((unsigned char)hex[k]));
+            if (!d || !*d)
+                return false;
+            v = v * 16 + (unsigned)(d - digits);
+        }
+        suffix[n_suffix++] = (uint8_t)v;
+    }
+    return true;
 }
 
 static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -55,15 +112,22 @@ static int visit(const char *path, const struct stat *st, int type, struct FTW *
 int main(int argc, char **argv)
 {
     int i = 1;
-    if (argc > 2 && !strcmp(argv[1], "--name")) {
-        only_name = argv[2];
+    if (argc > 2 && !strcmp(argv[1], "--suffix")) {
+        if (!parse_suffix(argv[2])) {
+            fprintf(stderr, "fuzz_replay: --suffix '%s' is not 1 to %zu bytes in hex\n", argv[2], sizeof suffix);
+            return 2;
+        }
         i = 3;
-    } else if (argc > 1 && !strcmp(argv[1], "--any")) {
+    }
+    if (argc > i + 1 && !strcmp(argv[i], "--name")) {
+        only_name = argv[i + 1];
+        i += 2;
+    } else if (argc > i && !strcmp(argv[i], "--any")) {
         any_name = 1;
-        i = 2;
+        i++;
     }
     if (i >= argc) {
-        fprintf(stderr, "usage: fuzz_replay [--name NAME | --any] PATH...\n");
+        fprintf(stderr, "usage: fuzz_replay [--suffix HEX] [--name NAME | --any] PATH...\n");
         return 2;
     }
     for (; i < argc; i++) {
