@@ -9,8 +9,8 @@
  *   bit 6: --cpu-ops with the op of one main-graph node and --cpu-nodes
  *          with the name of another, picked by the two bytes before the
  *          last;
- *   bit 7: --min-partition-nodes 2 to 5, and the targets htp+gpu in
- *          priority order instead of one.
+ *   bit 7: --min-partition-nodes 2 to 5, and two targets in priority
+ *          order instead of one: htp+gpu (bit 0 set) or gpu+htp.
  * Lowering
  * may refuse a model, but then with an error message and no report; when it
  * succeeds, the report is JSON-shaped text, the lowered model verifies,
