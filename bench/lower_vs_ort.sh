@@ -21,6 +21,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 RUNS=${2:-5}
 TARGET=${3:-htp}
+if ! [[ $RUNS =~ ^[1-9][0-9]?$ ]]; then
+  echo "lower_vs_ort.sh: RUNS takes 1 to 99, not '$RUNS'" >&2
+  exit 2
+fi
+if [ ! -x "$BUILD/carve" ]; then
+  echo "lower_vs_ort.sh: no carve binary in '$BUILD' (build it, or name the build folder)" >&2
+  exit 2
+fi
 CACHE=${CARVE_MODEL_CACHE:-$HOME/.cache/carve-models}
 OCR=$CACHE/ocr-models-1.4.2/package/assets
 P=p2o.DynamicDimension
@@ -53,7 +61,7 @@ bench() {
   for d in "$@"; do dimargs+=(--dim "$d"); done
   local cmd=("$BUILD/carve" lower "$model" --target "$TARGET" -o "$TMP/out.onnx" --report "$TMP/report.json"
              "${dimargs[@]}")
-  "${cmd[@]}" 2>/dev/null # warm-up: the file in the page cache
+  ms "${cmd[@]}" >/dev/null # warm-up: the file in the page cache
   local i o t times=() otimes=() ofirst=()
   for ((i = 0; i < RUNS; i++)); do
     t=$(ms "${cmd[@]}")
