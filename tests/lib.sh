@@ -5,9 +5,10 @@
 #
 # cli_init makes the scratch folder $T (removed on exit) and the failure
 # count. Then:
-#   run ARGS...        runs "$CARVE" ARGS, printing the command; sets $rc,
-#                      stdout in $T/out, stderr in $T/err. With RUN_TIMEOUT
-#                      set, under `timeout $RUN_TIMEOUT`.
+#   run ARGS...        runs "$CARVE" ARGS, printing the command (named
+#                      $RUN_NAME, default carve); sets $rc, stdout in
+#                      $T/out, stderr in $T/err. With RUN_TIMEOUT set,
+#                      under `timeout $RUN_TIMEOUT`.
 #   fail MESSAGE       counts a failure and shows stdout (its first
 #                      $FAIL_OUT_BYTES bytes when set) and stderr.
 #   expect_rc N, expect_out TEXT, expect_err TEXT (fixed strings, so names
@@ -31,7 +32,7 @@ cli_init() {
 }
 
 run() {
-  printf '$ carve %s\n' "$*"
+  printf '$ %s %s\n' "${RUN_NAME:-carve}" "$*"
   local pre=()
   [ -z "${RUN_TIMEOUT:-}" ] || pre=(timeout "$RUN_TIMEOUT")
   # `if` keeps set -e from ending the script on carve's own failure
