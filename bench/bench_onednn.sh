@@ -20,6 +20,14 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 RUNS=${2:-5}
+if ! [[ $RUNS =~ ^[1-9][0-9]?$ ]]; then
+  echo "bench_onednn.sh: RUNS takes 1 to 99, not '$RUNS'" >&2
+  exit 2
+fi
+if [ ! -x "$BUILD/carve" ]; then
+  echo "bench_onednn.sh: no carve binary in '$BUILD' (build it, or name the build folder)" >&2
+  exit 2
+fi
 CACHE=${CARVE_MODEL_CACHE:-$HOME/.cache/carve-models}
 P=p2o.DynamicDimension
 CARVE=$BUILD/carve
@@ -30,7 +38,12 @@ run() {
   shift 2
   local dir
   dir=$(mktemp -d)
-  "$CARVE" lower "$model" --target onednn "$@" -o "$dir/lowered.onnx" >"$dir/lower.log" 2>&1
+  if ! "$CARVE" lower "$model" --target onednn "$@" -o "$dir/lowered.onnx" >"$dir/lower.log" 2>&1; then
+    echo "bench_onednn.sh: $name: carve lower --target onednn failed:" >&2
+    cat "$dir/lower.log" >&2
+    rm -rf "$dir"
+    return 1
+  fi
   "$CARVE" run "$model" --random-inputs 1 "$@" --output-dir "$dir" >/dev/null
   local args=() f
   for f in "$dir"/inputs/*.npy; do
