@@ -14,14 +14,8 @@ export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 RUNS=${2:-5}
-if ! [[ $RUNS =~ ^[1-9][0-9]?$ ]]; then
-  echo "bench_models.sh: RUNS takes 1 to 99, not '$RUNS'" >&2
-  exit 2
-fi
-if [ ! -x "$BUILD/carve" ]; then
-  echo "bench_models.sh: no carve binary in '$BUILD' (build it, or name the build folder)" >&2
-  exit 2
-fi
+. "$ROOT/bench/args.sh"
+bench_args bench_models.sh
 CACHE=${CARVE_MODEL_CACHE:-$HOME/.cache/carve-models}
 P=p2o.DynamicDimension
 # run NAME MODEL RUNS CARVE_RUN_ARGS...: the inputs carve makes (or is

@@ -21,14 +21,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${1:-$ROOT/build}
 RUNS=${2:-5}
 TARGET=${3:-htp}
-if ! [[ $RUNS =~ ^[1-9][0-9]?$ ]]; then
-  echo "lower_vs_ort.sh: RUNS takes 1 to 99, not '$RUNS'" >&2
-  exit 2
-fi
-if [ ! -x "$BUILD/carve" ]; then
-  echo "lower_vs_ort.sh: no carve binary in '$BUILD' (build it, or name the build folder)" >&2
-  exit 2
-fi
+. "$ROOT/bench/args.sh"
+bench_args lower_vs_ort.sh
 CACHE=${CARVE_MODEL_CACHE:-$HOME/.cache/carve-models}
 OCR=$CACHE/ocr-models-1.4.2/package/assets
 P=p2o.DynamicDimension

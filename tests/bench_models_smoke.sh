@@ -13,16 +13,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CARVE=$HERE/../bench/bench_models.sh RUN_NAME=bench/bench_models.sh
 cli_init bench-models
 
-for bad in 100 x; do
-  run "$BUILD" "$bad"
-  expect_rc 2
-  expect_err "RUNS takes 1 to 99, not '$bad'"
-  expect_no_out
-done
-run "$T" 1
-expect_rc 2
-expect_err "no carve binary in '$T'"
-expect_no_out
+refused "RUNS takes 1 to 99, not '100'" "$BUILD" 100
+refused "RUNS takes 1 to 99, not 'x'" "$BUILD" x
+refused "no carve binary in '$T'" "$T" 1
 
 run "$BUILD" 1
 expect_rc 0

@@ -14,16 +14,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CARVE=$HERE/../bench/bench_onednn.sh RUN_NAME=bench/bench_onednn.sh
 cli_init bench-onednn
 
-for bad in 0 1.5; do
-  run "$BUILD" "$bad"
-  expect_rc 2
-  expect_err "RUNS takes 1 to 99, not '$bad'"
-  expect_no_out
-done
-run "$T" 1
-expect_rc 2
-expect_err "no carve binary in '$T'"
-expect_no_out
+refused "RUNS takes 1 to 99, not '0'" "$BUILD" 0
+refused "RUNS takes 1 to 99, not '1.5'" "$BUILD" 1.5
+refused "no carve binary in '$T'" "$T" 1
 
 run "$BUILD" 1
 expect_rc 0

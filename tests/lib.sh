@@ -14,6 +14,8 @@
 #   expect_rc N, expect_out TEXT, expect_err TEXT (fixed strings, so names
 #   with dots or brackets need no escaping), expect_out_re REGEX,
 #   expect_no_out, expect_no_err, expect_file FILE TEXT, expect_no_file FILE.
+#   refused TEXT ARGS...  runs ARGS and expects a usage error: exit status
+#                      2, TEXT on stderr, nothing on stdout.
 #   run_case LABEL     runs case_$CASE and ends the script: "LABEL$CASE: ok"
 #                      (exit 0) or "LABEL$CASE: N check(s) failed" (exit 1).
 #   finish TEXT        ends a script without cases: TEXT (exit 0) or the
@@ -61,6 +63,14 @@ expect_no_out() { [ ! -s "$T/out" ] || fail "stdout should be empty"; }
 expect_no_err() { [ ! -s "$T/err" ] || fail "stderr should be empty"; }
 expect_file() { grep -qF -- "$2" "$1" || fail "$1 lacks: $2"; }
 expect_no_file() { [ ! -e "$1" ] || fail "$1 should not exist"; }
+refused() {
+  local want=$1
+  shift
+  run "$@"
+  expect_rc 2
+  expect_err "$want"
+  expect_no_out
+}
 
 run_case() {
   declare -F "case_$CASE" >/dev/null || { echo "FAIL: no case '$CASE' in $0"; exit 1; }

@@ -14,15 +14,6 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CARVE=$HERE/../bench/lower_vs_ort.sh RUN_NAME=bench/lower_vs_ort.sh
 cli_init lower-vs-ort
 
-# refused WANT ARGS...: exit 2, WANT on stderr, nothing on stdout
-refused() {
-  local want=$1
-  shift
-  run "$@"
-  expect_rc 2
-  expect_err "$want"
-  expect_no_out
-}
 refused "RUNS takes 1 to 99, not '0'" "$BUILD" 0
 refused "RUNS takes 1 to 99, not '5x'" "$BUILD" 5x
 refused "no carve binary in '$T'" "$T" 1
